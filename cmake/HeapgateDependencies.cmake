@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: MIT
+# Every dependency comes from a Debian package; nothing is downloaded. A missing
+# one stops configuration with the package to install.
+include_guard(GLOBAL)
+
+macro(heapgate_require_package name debian_package)
+  find_package(${name} ${ARGN} QUIET)
+  if(NOT ${name}_FOUND)
+    message(FATAL_ERROR "heapgate: ${name} not found; fix: apt-get install ${debian_package} (or run scripts/setup.sh)")
+  endif()
+endmacro()
+
+find_package(Threads REQUIRED)
+heapgate_require_package(tl-expected libexpected-dev)
+heapgate_require_package(PkgConfig pkg-config)
+
+# elfutils has no CMake config; wrap its pkg-config module in an IMPORTED target.
+if(NOT TARGET heapgate::libdw)
+  pkg_check_modules(HEAPGATE_LIBDW QUIET IMPORTED_TARGET GLOBAL libdw)
+  if(NOT HEAPGATE_LIBDW_FOUND)
+    message(FATAL_ERROR "heapgate: libdw (elfutils) not found; fix: apt-get install libdw-dev (or run scripts/setup.sh)")
+  endif()
+  add_library(heapgate::libdw ALIAS PkgConfig::HEAPGATE_LIBDW)
+endif()

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The operating-system seam: everything Linux- or libc-specific that the rest
+// of heapgate needs, in one place (benchmark sysinfo.cc, fmt os.cc).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heapgate/error.h"
+
+namespace heapgate::sys {
+
+/// The address of `name` in the process' global scope (dlsym(RTLD_DEFAULT)), or nullptr.
+void* find_symbol(const char* name) noexcept;
+
+/// The directory for temporary files: $TMPDIR if set and non-empty, else /tmp.
+std::string temp_root();
+
+/// Creates a fresh private (0700) directory `<temp_root>/<prefix>XXXXXX`.
+Result<std::string> make_private_dir(const std::string& prefix);
+
+/// Reads a whole file.
+Result<std::string> read_file(const std::string& path);
+
+/// Writes `content` to `path` atomically: a temp file in the same directory,
+/// fsync, then rename, so readers see the old file or the new one, never a mix.
+Result<void> write_file_atomic(const std::string& path, const std::string& content);
+
+/// True if `path` names an existing file or directory.
+bool exists(const std::string& path) noexcept;
+
+/// The real path of the running executable (readlink /proc/self/exe).
+Result<std::string> self_exe_path();
+
+/// The full path of `program` found through $PATH, or nullopt.
+std::optional<std::string> find_program(const std::string& program);
+
+/// The outcome of a finished child process.
+struct ProcessResult {
+  int exit_code = -1;   ///< exit status, or -1 when killed by a signal / timed out
+  int term_signal = 0;  ///< the signal that ended it, or 0
+  bool timed_out = false;
+  std::string stdout_text;  ///< captured stdout, unless redirected to a file
+  std::string stderr_text;  ///< captured stderr (always captured)
+};
+
+/// Options of run_process.
+struct ProcessOptions {
+  /// If set, stdout goes to this file (created/truncated) instead of memory.
+  std::optional<std::string> stdout_path;
+  /// Extra environment entries "KEY=VALUE" (added to, or replacing in, the current environment).
+  std::vector<std::string> extra_env;
+  /// Environment variable names to remove from the child's environment.
+  std::vector<std::string> unset_env;
+  /// Kill the child after this long.
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
+/// Runs `argv` (argv[0] is looked up in $PATH) without a shell, waits for it,
+/// and captures its output. Fails only if the program could not be started.
+Result<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
+}  // namespace heapgate::sys

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs heapgate's Debian dependencies (idempotent; fast when all are there),
+# configures and builds into build/, and, unless --no-example, runs the example gate.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libjemalloc-dev libjemalloc2   # the allocator; Debian's build has profiling compiled in and ships jeprof
+  libgtest-dev libgmock-dev      # gtest plugin and tests
+  libbenchmark-dev               # heapgate::benchmark and bench/
+  nlohmann-json3-dev             # JSON reports and baselines
+  libpugixml-dev                 # JUnit reports
+  libcpp-httplib-dev             # embedded /memory-profiler endpoints
+  libdw-dev libelf-dev           # symbolization (elfutils)
+  libcli11-dev                   # runner command line
+  libexpected-dev                # heapgate::Result (tl::expected)
+  graphviz                       # dot, for jeprof --svg
+  perl binutils                  # jeprof is a perl script that calls nm/addr2line/objdump
+  libxml2-utils                  # xmllint: JUnit XSD validation in tests
+  curl wget                      # the Mesos page's script, run against the example service
+)
+
+need_install=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need_install+=("$p")
+done
+
+if [ ${#need_install[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  echo "+ apt-get install ${need_install[*]}"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${need_install[@]}"
+fi
+
+[ "${1:-}" = "--deps-only" ] && exit 0
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+build="${HEAPGATE_BUILD_DIR:-$here/build}"
+cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${HEAPGATE_CMAKE_ARGS:-}
+cmake --build "$build" -j "$(nproc)"
+
+if [ "${1:-}" != "--no-example" ]; then
+  "$here/examples/run_example.sh" "$build"
+fi

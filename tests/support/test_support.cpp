@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "test_support.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "heapgate/allocator.h"
+
+namespace heapgate::testing {
+namespace {
+
+std::vector<std::string>& temp_dirs() {
+  static auto* dirs = new std::vector<std::string>();
+  return *dirs;
+}
+
+void remove_temp_dirs() {
+  if (std::getenv("HEAPGATE_KEEP_TEST_FILES") != nullptr) return;
+  for (const auto& d : temp_dirs()) {
+    std::error_code ec;
+    std::filesystem::remove_all(d, ec);
+  }
+}
+
+}  // namespace
+
+std::string profiling_unavailable_reason() {
+  auto ok = allocator_status().check(Mode::exact);
+  return ok ? std::string() : ok.error().message();
+}
+
+std::string counters_unavailable_reason() {
+  auto ok = allocator_status().check(Mode::counters);
+  return ok ? std::string() : ok.error().message();
+}
+
+bool profiling_required() {
+  const char* v = std::getenv("HEAPGATE_REQUIRE_PROFILING");
+  return v != nullptr && std::string(v) == "1";
+}
+
+std::string make_temp_dir() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(remove_temp_dirs); });
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t != nullptr && *t != '\0' ? t : "/tmp") + "/heapgate-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp(" << tmpl << ") failed";
+    return "/tmp";
+  }
+  temp_dirs().emplace_back(buf.data());
+  return buf.data();
+}
+
+std::string data_path(const std::string& relative) { return std::string(HEAPGATE_TEST_DATA_DIR) + "/" + relative; }
+
+std::string helper_binary(const std::string& name) { return std::string(HEAPGATE_TEST_BINARY_DIR) + "/" + name; }
+
+}  // namespace heapgate::testing
