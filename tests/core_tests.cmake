@@ -1,1 +1,24 @@
 # SPDX-License-Identifier: MIT
+# Core: errors, allocator detection, ProfileScope in every allocator setup.
+heapgate_add_test(error_test SOURCES unit/error_test.cpp)
+
+# The same scope tests under each allocator configuration (style.md fact 4).
+heapgate_add_test(scope_counters_test JEMALLOC
+  SOURCES integration/scope_test.cpp
+  DEFINITIONS HEAPGATE_TEST_MODES=counters)
+heapgate_add_test(scope_exact_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
+  SOURCES integration/scope_test.cpp integration/scope_exact_test.cpp
+  DEFINITIONS HEAPGATE_TEST_MODES=counters,exact)
+heapgate_add_test(scope_sampled_test JEMALLOC MALLOC_CONF "prof:true,prof_active:false,prof_accum:true,prof_unbias:false"
+  SOURCES integration/scope_sampled_test.cpp)
+# Profiling started by MALLOC_CONF: heapgate refuses to interfere (as Mesos does).
+heapgate_add_test(scope_external_test JEMALLOC MALLOC_CONF "prof:true,prof_active:true"
+  SOURCES integration/scope_external_test.cpp)
+# No jemalloc at all: mode off, with the reason.
+heapgate_add_test(no_jemalloc_test SOURCES integration/no_jemalloc_test.cpp)
+# jemalloc arriving through LD_PRELOAD into a binary that does not link it.
+find_file(HEAPGATE_LIBJEMALLOC_SO NAMES libjemalloc.so.2 PATHS /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib NO_DEFAULT_PATH)
+heapgate_add_test(scope_preload_test
+  SOURCES integration/scope_test.cpp
+  DEFINITIONS HEAPGATE_TEST_MODES=counters HEAPGATE_TEST_PRELOADED=1
+  ENVIRONMENT "LD_PRELOAD=${HEAPGATE_LIBJEMALLOC_SO}")

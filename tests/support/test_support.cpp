@@ -27,13 +27,8 @@ void remove_temp_dirs() {
 
 }  // namespace
 
-std::string profiling_unavailable_reason() {
-  auto ok = allocator_status().check(Mode::exact);
-  return ok ? std::string() : ok.error().message();
-}
-
-std::string counters_unavailable_reason() {
-  auto ok = allocator_status().check(Mode::counters);
+std::string mode_unavailable_reason(Mode mode) {
+  auto ok = allocator_status().check(mode);
   return ok ? std::string() : ok.error().message();
 }
 

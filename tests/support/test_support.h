@@ -7,12 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include "heapgate/allocator.h"
+
 namespace heapgate::testing {
 
-/// Why `exact` profiling is not usable in this process, or "" when it is.
-std::string profiling_unavailable_reason();
-/// Why `counters` mode is not usable in this process, or "" when it is.
-std::string counters_unavailable_reason();
+/// Why `mode` is not usable in this process, or "" when it is.
+std::string mode_unavailable_reason(Mode mode);
 /// HEAPGATE_REQUIRE_PROFILING=1 (set in CI): a test that needs profiling fails
 /// instead of skipping, so a broken setup never passes silently.
 bool profiling_required();
@@ -25,23 +25,18 @@ std::string helper_binary(const std::string& name);
 
 }  // namespace heapgate::testing
 
-/// Skips (locally) or fails (HEAPGATE_REQUIRE_PROFILING=1) the current test
-/// unless `exact` profiling works in this process.
-#define HEAPGATE_REQUIRE_PROFILING()                                          \
+/// Skips (locally) or fails (HEAPGATE_REQUIRE_PROFILING=1, as in CI) the
+/// current test unless `mode` works in this process.
+#define HEAPGATE_REQUIRE_MODE(mode)                                           \
   do {                                                                        \
-    const std::string heapgate_why_ = ::heapgate::testing::profiling_unavailable_reason(); \
+    const std::string heapgate_why_ = ::heapgate::testing::mode_unavailable_reason(mode); \
     if (!heapgate_why_.empty()) {                                             \
       if (::heapgate::testing::profiling_required()) FAIL() << heapgate_why_; \
       GTEST_SKIP() << heapgate_why_;                                          \
     }                                                                         \
   } while (0)
 
-/// As HEAPGATE_REQUIRE_PROFILING, for `counters` mode (jemalloc's hooks).
-#define HEAPGATE_REQUIRE_COUNTERS()                                           \
-  do {                                                                        \
-    const std::string heapgate_why_ = ::heapgate::testing::counters_unavailable_reason(); \
-    if (!heapgate_why_.empty()) {                                             \
-      if (::heapgate::testing::profiling_required()) FAIL() << heapgate_why_; \
-      GTEST_SKIP() << heapgate_why_;                                          \
-    }                                                                         \
-  } while (0)
+/// Requires `exact` mode: jemalloc profiling of every allocation.
+#define HEAPGATE_REQUIRE_PROFILING() HEAPGATE_REQUIRE_MODE(::heapgate::Mode::exact)
+/// Requires `counters` mode: jemalloc's allocation hooks.
+#define HEAPGATE_REQUIRE_COUNTERS() HEAPGATE_REQUIRE_MODE(::heapgate::Mode::counters)

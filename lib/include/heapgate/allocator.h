@@ -18,7 +18,8 @@ namespace heapgate {
 ///   jemalloc's allocation hooks; no call stacks. The default for gates.
 /// - `exact`: jemalloc profiling with every allocation sampled; counts plus the
 ///   call stack of every allocation. Needs `MALLOC_CONF=prof:true` at start.
-/// - `sampled`: jemalloc profiling at `lg_prof_sample`; counts are estimates.
+/// - `sampled`: jemalloc profiling at the process' `lg_prof_sample`; counts are
+///   estimates (exact when the process samples every allocation).
 enum class Mode { off, counters, exact, sampled };
 
 /// The mode's name as written in flags and JSON ("counters").
@@ -102,7 +103,9 @@ Result<std::string> version();
 Result<bool> set_prof_active(bool active);
 /// prof.active.
 Result<bool> prof_active();
-/// Drops all profile data. With a value, also sets the sample rate (lg2 bytes; 0 = every allocation).
+/// Drops all profile data. With a value, also sets the sample rate (lg2 bytes;
+/// 0 = every allocation); beware that each thread adopts a new rate only at its
+/// next sample event, so allocations right after a rate change are missed.
 Result<void> prof_reset(std::optional<std::size_t> lg_sample = std::nullopt);
 /// The current sample rate (lg2 bytes).
 Result<std::size_t> prof_lg_sample();

@@ -117,14 +117,20 @@ bool exists(const std::string& path) noexcept {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-Result<std::string> self_exe_path() {
+std::optional<std::string> read_link(const std::string& path) {
   std::vector<char> buf(4096);
-  ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n < 0) {
+  ssize_t n = ::readlink(path.c_str(), buf.data(), buf.size() - 1);
+  if (n < 0) return std::nullopt;
+  return std::string(buf.data(), static_cast<std::size_t>(n));
+}
+
+Result<std::string> self_exe_path() {
+  auto target = read_link("/proc/self/exe");
+  if (!target) {
     int err = errno;
     return fail(make_error(ErrorCode::io_error, "/proc/self/exe", "readlink failed: " + errno_text(err)));
   }
-  return std::string(buf.data(), static_cast<std::size_t>(n));
+  return *target;
 }
 
 std::optional<std::string> find_program(const std::string& program) {

@@ -32,6 +32,9 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
 /// True if `path` names an existing file or directory.
 bool exists(const std::string& path) noexcept;
 
+/// The target of the symbolic link `path`, or nullopt if it is not a link.
+std::optional<std::string> read_link(const std::string& path);
+
 /// The real path of the running executable (readlink /proc/self/exe).
 Result<std::string> self_exe_path();
 

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// `exact` mode against `counters` mode: the dump's numbers must equal the hooks'.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/profile.h"
+#include "heapgate/profile_scope.h"
+#include "sys/sys.h"
+#include "test_support.h"
+#include "workloads.h"
+
+namespace heapgate {
+namespace {
+
+using testing::allocate_blocks;
+using testing::free_blocks;
+
+// A workload with strings, containers, frees and leaks of many size classes.
+__attribute__((noinline)) void mixed_workload(std::vector<void*>& keep) {
+  std::vector<std::string> words;
+  for (int i = 0; i < 300; ++i) words.push_back(std::string(static_cast<std::size_t>(20 + i % 90), 'x'));
+  std::vector<void*> temp;
+  temp.reserve(64);
+  allocate_blocks(temp, 64, 3000);
+  free_blocks(temp);
+  allocate_blocks(keep, 17, 40);
+  allocate_blocks(keep, 3, 70000);
+}
+
+ScopeResult run(Mode mode, const std::function<void()>& body) {
+  ProfileScope scope{"cmp", ScopeOptions{mode}};
+  body();
+  auto r = scope.finish();
+  EXPECT_TRUE(r) << (r ? "" : r.error().message());
+  return r ? *r : ScopeResult{};
+}
+
+void expect_same_numbers(const ScopeResult& counters, const ScopeResult& exact) {
+  EXPECT_EQ(exact.mode, Mode::exact);
+  EXPECT_EQ(counters.mode, Mode::counters);
+  EXPECT_EQ(exact.allocations, counters.allocations);
+  EXPECT_EQ(exact.allocated_bytes, counters.allocated_bytes);
+  EXPECT_EQ(exact.live_allocations, counters.live_allocations);
+  EXPECT_EQ(exact.live_bytes, counters.live_bytes);
+  EXPECT_EQ(exact.peak_bytes, counters.peak_bytes);
+}
+
+TEST(ExactMode, AgreesWithCountersOnAMixedWorkload) {
+  HEAPGATE_REQUIRE_PROFILING();
+  std::vector<void*> keep;
+  keep.reserve(100);
+  ScopeResult c = run(Mode::counters, [&] { mixed_workload(keep); });
+  free_blocks(keep);
+  ScopeResult e = run(Mode::exact, [&] { mixed_workload(keep); });
+  free_blocks(keep);
+  expect_same_numbers(c, e);
+  EXPECT_EQ(e.live_allocations, 20u);
+  EXPECT_EQ(e.live_bytes, 17u * 48 + 3u * 81920);  // 40 -> 48 and 70000 -> 81920 size classes
+}
+
+TEST(ExactMode, AgreesWithCountersAcrossThreads) {
+  HEAPGATE_REQUIRE_PROFILING();
+  ScopeResult c, e;
+  {
+    testing::ParkedThreads threads(3, 500, 256);
+    c = run(Mode::counters, [&] { threads.run(); });
+  }
+  {
+    testing::ParkedThreads threads(3, 500, 256);
+    e = run(Mode::exact, [&] { threads.run(); });
+  }
+  expect_same_numbers(c, e);
+  EXPECT_EQ(e.allocations, 1500u);
+}
+
+TEST(ExactMode, WritesAParsableProfileOfTheScopeOnly) {
+  HEAPGATE_REQUIRE_PROFILING();
+  std::vector<void*> before;
+  before.reserve(10);
+  allocate_blocks(before, 10, 512);  // live, but older than the scope: not in its profile
+  std::vector<void*> keep;
+  keep.reserve(10);
+  ScopeResult e = run(Mode::exact, [&] { allocate_blocks(keep, 6, 2048); });
+  free_blocks(before);
+  free_blocks(keep);
+  ASSERT_FALSE(e.profile_path.empty());
+  EXPECT_EQ(e.sample_period, 1u);
+  auto profile = read_profile(e.profile_path);
+  ASSERT_TRUE(profile) << profile.error().message();
+  EXPECT_EQ(profile->totals.live_objects, 6u);
+  EXPECT_EQ(profile->totals.live_bytes, 6u * 2048);
+  EXPECT_FALSE(profile->mappings.empty());
+}
+
+TEST(ExactMode, DumpsWhereToldAndReportsTheDumpError) {
+  HEAPGATE_REQUIRE_PROFILING();
+  std::string dir = testing::make_temp_dir();
+  {
+    ProfileScope scope{"named", ScopeOptions{Mode::exact, dir + "/mine.heap"}};
+    auto r = scope.finish();
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->profile_path, dir + "/mine.heap");
+    EXPECT_TRUE(sys::exists(dir + "/mine.heap"));
+  }
+  ProfileScope scope{"nowhere", ScopeOptions{Mode::exact, dir + "/no/such/dir/x.heap"}};
+  auto r = scope.finish();
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("prof.dump"), std::string::npos) << r.error().message();
+  // Profiling was released despite the failure: the next scope profiles again.
+  ProfileScope next{"next", ScopeOptions{Mode::exact}};
+  EXPECT_EQ(next.mode(), Mode::exact);
+  EXPECT_TRUE(next.finish());
+}
+
+TEST(ExactMode, RestoresProfilingStateAfterwards) {
+  HEAPGATE_REQUIRE_PROFILING();
+  auto lg_before = jemalloc::prof_lg_sample();
+  ASSERT_TRUE(lg_before);
+  { ProfileScope scope{"x", ScopeOptions{Mode::exact}}; EXPECT_TRUE(*jemalloc::prof_active()); }
+  EXPECT_FALSE(*jemalloc::prof_active());
+  EXPECT_EQ(*jemalloc::prof_lg_sample(), *lg_before);
+}
+
+}  // namespace
+}  // namespace heapgate

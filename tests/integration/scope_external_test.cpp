@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// MALLOC_CONF started profiling active: heapgate must not interfere (as Mesos).
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/profile_scope.h"
+#include "test_support.h"
+#include "workloads.h"
+
+namespace heapgate {
+namespace {
+
+TEST(ExternalProfiling, ProfilingScopesAreRefused) {
+  ASSERT_TRUE(allocator_status().profiling_started_externally);
+  ProfileScope scope{"refused", ScopeOptions{Mode::exact}};
+  auto r = scope.finish();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::conflict);
+  EXPECT_NE(r.error().message().find("prof_active"), std::string::npos) << r.error().message();
+  // Untouched: still active, as MALLOC_CONF asked.
+  EXPECT_TRUE(*jemalloc::prof_active());
+}
+
+TEST(ExternalProfiling, CountersStillWork) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  std::vector<void*> keep;
+  keep.reserve(5);
+  ProfileScope scope{"counters"};
+  testing::allocate_blocks(keep, 5, 64);
+  auto r = scope.finish();
+  testing::free_blocks(keep);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->allocations, 5u);
+}
+
+}  // namespace
+}  // namespace heapgate

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// ProfileScope's counts on real jemalloc, in every mode the executable's
+// allocator configuration allows (HEAPGATE_TEST_MODES, set per executable).
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/profile_scope.h"
+#include "test_support.h"
+#include "workloads.h"
+
+#define HEAPGATE_STR_(...) #__VA_ARGS__
+#define HEAPGATE_STR(...) HEAPGATE_STR_(__VA_ARGS__)
+
+namespace heapgate {
+
+// gtest prints parameters through PrintTo found by argument-dependent lookup.
+void PrintTo(Mode mode, std::ostream* os) { *os << to_string(mode); }
+
+namespace {
+
+using testing::allocate_blocks;
+using testing::free_blocks;
+
+std::vector<Mode> modes_under_test() {
+  std::vector<Mode> modes;
+  std::stringstream list(HEAPGATE_STR(HEAPGATE_TEST_MODES));  // e.g. "counters,exact"
+  for (std::string name; std::getline(list, name, ',');) modes.push_back(*parse_mode(name));
+  return modes;
+}
+
+class ScopeTest : public ::testing::TestWithParam<Mode> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Mode::exact) {
+      HEAPGATE_REQUIRE_PROFILING();
+    } else {
+      HEAPGATE_REQUIRE_COUNTERS();
+    }
+    blocks_.reserve(100000);
+  }
+  void TearDown() override { free_blocks(blocks_); }
+
+  ScopeResult measure(const std::function<void()>& body) {
+    ProfileScope scope{"t", ScopeOptions{GetParam()}};
+    EXPECT_EQ(scope.mode(), GetParam());
+    body();
+    auto result = scope.finish();
+    EXPECT_TRUE(result) << (result ? "" : result.error().message());
+    return result ? *result : ScopeResult{};
+  }
+
+  std::vector<void*> blocks_;
+};
+
+TEST_P(ScopeTest, CountsExactlyTheAllocationsMade) {
+  ScopeResult r = measure([&] { allocate_blocks(blocks_, 100, 128); });
+  EXPECT_EQ(r.mode, GetParam());
+  EXPECT_EQ(r.allocations, 100u);
+  EXPECT_EQ(r.allocated_bytes, 100u * 128);
+  EXPECT_EQ(r.live_allocations, 100u);
+  EXPECT_EQ(r.live_bytes, 100u * 128);
+  EXPECT_EQ(r.peak_bytes, 100u * 128);
+  EXPECT_FALSE(r.estimated);
+}
+
+TEST_P(ScopeTest, BytesAreRoundedToSizeClasses) {
+  // 100 bytes is served from jemalloc's 112-byte class; 5000 from the 5120 class.
+  ScopeResult r = measure([&] {
+    allocate_blocks(blocks_, 10, 100);
+    allocate_blocks(blocks_, 3, 5000);
+  });
+  EXPECT_EQ(r.allocations, 13u);
+  EXPECT_EQ(r.allocated_bytes, 10u * 112 + 3u * 5120);
+}
+
+TEST_P(ScopeTest, FreedAllocationsAreNotLive) {
+  ScopeResult r = measure([&] {
+    allocate_blocks(blocks_, 50, 64);
+    free_blocks(blocks_);
+  });
+  EXPECT_EQ(r.allocations, 50u);
+  EXPECT_EQ(r.live_allocations, 0u);
+  EXPECT_EQ(r.live_bytes, 0u);
+  EXPECT_EQ(r.peak_bytes, 50u * 64);
+}
+
+TEST_P(ScopeTest, FreeingOlderMemoryDoesNotGoNegative) {
+  std::vector<void*> older;
+  older.reserve(20);
+  allocate_blocks(older, 20, 256);
+  ScopeResult r = measure([&] {
+    free_blocks(older);
+    allocate_blocks(blocks_, 5, 64);
+  });
+  EXPECT_EQ(r.allocations, 5u);
+  EXPECT_EQ(r.live_allocations, 5u);
+  EXPECT_EQ(r.live_bytes, 5u * 64);
+  EXPECT_EQ(r.deallocations, 20u);
+}
+
+TEST_P(ScopeTest, PeakIsTheHighestLivePoint) {
+  ScopeResult r = measure([&] {
+    allocate_blocks(blocks_, 10, 4096);
+    free_blocks(blocks_);
+    allocate_blocks(blocks_, 5, 4096);
+  });
+  EXPECT_EQ(r.peak_bytes, 10u * 4096);
+  EXPECT_EQ(r.live_bytes, 5u * 4096);
+  EXPECT_EQ(r.allocations, 15u);
+}
+
+TEST_P(ScopeTest, CountsNewAndDeleteOfObjects) {
+  struct Widget {
+    char payload[48];
+  };
+  ScopeResult r = measure([&] {
+    std::vector<std::unique_ptr<Widget>> widgets;
+    widgets.reserve(10);                                             // 1 allocation of 80 bytes
+    for (int i = 0; i < 10; ++i) widgets.push_back(std::make_unique<Widget>());  // 10 of 48
+  });
+  EXPECT_EQ(r.allocations, 11u);
+  EXPECT_EQ(r.allocated_bytes, 80u + 10u * 48);
+  EXPECT_EQ(r.live_allocations, 0u);
+}
+
+TEST_P(ScopeTest, ReallocCountsAsFreeAndAllocation) {
+  ScopeResult r = measure([&] {
+    void* p = std::malloc(16);
+    testing::escape(p);
+    p = std::realloc(p, 16000);  // moves: a new 16384-byte block
+    testing::escape(p);
+    blocks_.push_back(p);
+  });
+  EXPECT_EQ(r.allocations, 2u);
+  EXPECT_EQ(r.allocated_bytes, 16u + 16384u);
+  EXPECT_EQ(r.live_allocations, 1u);
+  EXPECT_EQ(r.live_bytes, 16384u);
+}
+
+TEST_P(ScopeTest, CountsEveryThread) {
+  testing::ParkedThreads threads(4, 1000, 64);
+  ScopeResult r = measure([&] { threads.run(); });
+  EXPECT_EQ(r.allocations, 4000u);
+  EXPECT_EQ(r.allocated_bytes, 4000u * 64);
+  EXPECT_EQ(r.live_allocations, 4000u);
+  EXPECT_EQ(r.live_bytes, 4000u * 64);
+}
+
+TEST_P(ScopeTest, EmptyScopeCountsNothing) {
+  ScopeResult r = measure([] {});
+  EXPECT_EQ(r.allocations, 0u);
+  EXPECT_EQ(r.allocated_bytes, 0u);
+  EXPECT_EQ(r.live_allocations, 0u);
+  EXPECT_EQ(r.peak_bytes, 0u);
+}
+
+TEST_P(ScopeTest, SameWorkloadSameNumbersEveryTime) {
+  auto workload = [&] {
+    std::string s;
+    for (int i = 0; i < 200; ++i) s += "heapgate";
+    std::vector<std::string> v(50, s);
+    allocate_blocks(blocks_, 7, 1024);
+  };
+  ScopeResult first = measure(workload);
+  for (int i = 0; i < 5; ++i) {
+    free_blocks(blocks_);
+    ScopeResult again = measure(workload);
+    EXPECT_EQ(again.allocations, first.allocations);
+    EXPECT_EQ(again.allocated_bytes, first.allocated_bytes);
+    EXPECT_EQ(again.live_allocations, first.live_allocations);
+    EXPECT_EQ(again.peak_bytes, first.peak_bytes);
+  }
+}
+
+TEST_P(ScopeTest, NestedScopesEachCountTheirOwnRegion) {
+  ProfileScope outer{"outer", ScopeOptions{GetParam()}};
+  allocate_blocks(blocks_, 10, 64);
+  ScopeResult inner_result;
+  {
+    ProfileScope inner{"inner", ScopeOptions{GetParam()}};
+    // Profiling is process-global: a nested profiling scope counts only.
+    EXPECT_EQ(inner.mode(), GetParam() == Mode::exact ? Mode::counters : GetParam());
+    allocate_blocks(blocks_, 3, 256);
+    auto r = inner.finish();
+    ASSERT_TRUE(r) << r.error().message();
+    inner_result = *r;
+  }
+  allocate_blocks(blocks_, 2, 1024);
+  auto r = outer.finish();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(inner_result.allocations, 3u);
+  EXPECT_EQ(inner_result.live_bytes, 3u * 256);
+  EXPECT_EQ(r->allocations, 15u);
+  EXPECT_EQ(r->allocated_bytes, 10u * 64 + 3u * 256 + 2u * 1024);
+  EXPECT_EQ(r->live_allocations, 15u);
+}
+
+TEST_P(ScopeTest, FinishTwiceIsAConflict) {
+  ProfileScope scope{"twice", ScopeOptions{GetParam()}};
+  ASSERT_TRUE(scope.finish());
+  auto again = scope.finish();
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ErrorCode::conflict);
+}
+
+TEST_P(ScopeTest, DestructorFinishesSilentlyWhenAllIsWell) {
+  std::vector<Error> errors;
+  set_error_sink([&](const Error& e) { errors.push_back(e); });
+  { ProfileScope scope{"raii", ScopeOptions{GetParam()}}; }
+  set_error_sink(nullptr);
+  EXPECT_TRUE(errors.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ScopeTest, ::testing::ValuesIn(modes_under_test()),
+                         [](const ::testing::TestParamInfo<Mode>& param) { return std::string(to_string(param.param)); });
+
+TEST(AllocatorStatus, DetectsJemalloc) {
+  const AllocatorStatus& s = allocator_status();
+  EXPECT_TRUE(s.jemalloc_detected);
+  EXPECT_TRUE(s.jemalloc_active);
+  EXPECT_EQ(s.version.rfind("5.", 0), 0u) << s.version;
+  EXPECT_TRUE(s.hooks_available);
+  EXPECT_TRUE(s.check(Mode::counters));
+#ifdef HEAPGATE_TEST_PRELOADED
+  // This executable is not linked to jemalloc: it arrived through LD_PRELOAD.
+  EXPECT_NE(std::getenv("LD_PRELOAD"), nullptr);
+#endif
+}
+
+TEST(AllocatorStatus, DescribeSaysWhichModesWork) {
+  std::string text = allocator_status().describe();
+  EXPECT_NE(text.find("jemalloc: 5."), std::string::npos) << text;
+  EXPECT_NE(text.find("mode counters: available"), std::string::npos) << text;
+}
+
+TEST(AllocatorStats, ReadsProcessTotals) {
+  auto stats = jemalloc::stats();
+  ASSERT_TRUE(stats) << stats.error().message();
+  EXPECT_GT(stats->allocated, 0u);
+  EXPECT_GE(stats->active, stats->allocated);
+  EXPECT_GE(stats->resident, stats->active);
+  auto json = jemalloc::stats_json();
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->rfind("{", 0), 0u);
+  EXPECT_NE(json->find("\"jemalloc\""), std::string::npos);
+}
+
+TEST(ThreadCounters, FollowTheCallingThread) {
+  std::vector<void*> blocks;
+  blocks.reserve(4);
+  auto before = jemalloc::thread_allocated();
+  ASSERT_TRUE(before) << before.error().message();
+  allocate_blocks(blocks, 4, 1024);
+  EXPECT_EQ(*jemalloc::thread_allocated() - *before, 4u * 1024);
+  free_blocks(blocks);
+  // thread.peak is net growth since the reset (an approximation jemalloc
+  // refreshes on allocation events; a 1 MiB allocation triggers one).
+  ASSERT_TRUE(jemalloc::thread_peak_reset());
+  allocate_blocks(blocks, 1, 1 << 20);
+  EXPECT_GE(*jemalloc::thread_peak(), 1u << 20);
+  free_blocks(blocks);
+}
+
+}  // namespace
+}  // namespace heapgate
