@@ -13,6 +13,8 @@ endmacro()
 find_package(Threads REQUIRED)
 heapgate_require_package(tl-expected libexpected-dev)
 heapgate_require_package(PkgConfig pkg-config)
+heapgate_require_package(nlohmann_json nlohmann-json3-dev)
+heapgate_require_package(pugixml libpugixml-dev)
 
 # elfutils has no CMake config; wrap its pkg-config module in an IMPORTED target.
 if(NOT TARGET heapgate::libdw)
@@ -21,4 +23,21 @@ if(NOT TARGET heapgate::libdw)
     message(FATAL_ERROR "heapgate: libdw (elfutils) not found; fix: apt-get install libdw-dev (or run scripts/setup.sh)")
   endif()
   add_library(heapgate::libdw ALIAS PkgConfig::HEAPGATE_LIBDW)
+endif()
+
+# cpp-httplib for heapgate::http. Debian's libcpp-httplib-dev ships a compiled
+# library with pkg-config only (no CMake package); its Cflags select the ABI the
+# library was built with (OpenSSL, zlib, brotli), so they must be used as given.
+if(HEAPGATE_BUILD_HTTP AND NOT TARGET heapgate::httplib)
+  find_package(httplib CONFIG QUIET)
+  if(TARGET httplib::httplib)
+    add_library(heapgate::httplib ALIAS httplib::httplib)
+  else()
+    pkg_check_modules(HEAPGATE_HTTPLIB QUIET IMPORTED_TARGET GLOBAL cpp-httplib)
+    if(NOT HEAPGATE_HTTPLIB_FOUND)
+      message(FATAL_ERROR "heapgate: cpp-httplib not found; fix: apt-get install libcpp-httplib-dev "
+        "(or run scripts/setup.sh), or configure with -DHEAPGATE_BUILD_HTTP=OFF")
+    endif()
+    add_library(heapgate::httplib ALIAS PkgConfig::HEAPGATE_HTTPLIB)
+  endif()
 endif()

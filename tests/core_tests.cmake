@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Core: errors, allocator detection, ProfileScope in every allocator setup.
-heapgate_add_test(error_test SOURCES unit/error_test.cpp)
+heapgate_add_test(error_test GATED SOURCES unit/error_test.cpp)
 
 # The same scope tests under each allocator configuration (style.md fact 4).
 heapgate_add_test(scope_counters_test JEMALLOC
@@ -22,3 +22,7 @@ heapgate_add_test(scope_preload_test
   SOURCES integration/scope_test.cpp
   DEFINITIONS HEAPGATE_TEST_MODES=counters HEAPGATE_TEST_PRELOADED=1
   ENVIRONMENT "LD_PRELOAD=${HEAPGATE_LIBJEMALLOC_SO}")
+# No usable allocation hooks (forced): the documented thread-counter fallback.
+heapgate_add_test(scope_fallback_test JEMALLOC
+  SOURCES integration/scope_fallback_test.cpp
+  ENVIRONMENT HEAPGATE_HOOKS=off)

@@ -36,6 +36,8 @@ using SallocxFn = std::size_t (*)(const void*, int);
 // Thread-local state read on every allocation: initial-exec keeps it a single
 // %fs-relative load (no __tls_get_addr, which could itself allocate).
 __attribute__((tls_model("initial-exec"))) thread_local bool t_suppressed = false;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_skip_next = false;
+__attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_skipped_bytes = 0;
 
 SallocxFn g_sallocx = nullptr;
 
@@ -116,8 +118,13 @@ class Shard {
   }
 
  private:
+  // Keeps locality: the blocks of one 4 KiB page (jemalloc hands out a slab's
+  // regions in address order) share one run of 256 slots, so a loop that
+  // allocates or frees in address order touches a few cache lines, not one
+  // random line per block (a 200k-block std::map test: 0.20 s -> 0.16 s).
   static std::size_t hash(std::uintptr_t key) noexcept {
-    return static_cast<std::size_t>((key >> 4) * 0x9E3779B97F4A7C15ull >> 20);
+    auto page = static_cast<std::size_t>((key >> 12) * 0x9E3779B97F4A7C15ull >> 20);
+    return (page << 8) + ((key >> 4) & 0xff);
   }
   std::size_t index(std::uintptr_t key) const noexcept { return hash(key) & (capacity_ - 1); }
 
@@ -150,7 +157,7 @@ struct alignas(64) PaddedShard {
 PaddedShard g_shards[kShards];
 
 Shard& shard_of(std::uintptr_t key) noexcept {
-  return g_shards[((key >> 4) * 0xC2B2AE3D27D4EB4Full >> 58) & (kShards - 1)].shard;
+  return g_shards[((key >> 12) * 0xC2B2AE3D27D4EB4Full >> 58) & (kShards - 1)].shard;
 }
 
 void raise_peak(Window& w, std::int64_t live) noexcept {
@@ -198,6 +205,11 @@ void record_dalloc(void* ptr) noexcept {
 
 void on_alloc(void*, int, void* result, std::uintptr_t, std::uintptr_t*) {
   if (result == nullptr || t_suppressed) return;
+  if (t_skip_next) {
+    t_skip_next = false;
+    t_skipped_bytes = g_sallocx(result, 0);
+    return;
+  }
   record_alloc(result, g_sallocx(result, 0));
 }
 
@@ -278,6 +290,18 @@ WindowResult close_window(int window) noexcept {
   }
   g_windows_used.fetch_and(~bit, std::memory_order_acq_rel);
   return r;
+}
+
+void skip_next_allocation() noexcept {
+  t_skip_next = true;
+  t_skipped_bytes = 0;
+}
+
+std::uint64_t take_skipped_bytes() noexcept {
+  std::uint64_t bytes = t_skipped_bytes;
+  t_skip_next = false;
+  t_skipped_bytes = 0;
+  return bytes;
 }
 
 HookSuppressor::HookSuppressor() noexcept : previous_(t_suppressed) { t_suppressed = true; }

@@ -35,6 +35,15 @@ int open_window() noexcept;
 WindowResult close_window(int window) noexcept;
 inline constexpr int kMaxWindows = 64;
 
+/// The next allocation the calling thread makes is not counted (nor is its
+/// free, since it is never tracked). For an allocation that a framework makes
+/// at a known point, e.g. GoogleTest's `new` of the test fixture right after
+/// OnTestStart. take_skipped_bytes() returns its usable size once it happened.
+void skip_next_allocation() noexcept;
+/// The usable size of the allocation skip_next_allocation() skipped on this
+/// thread (0 if none yet), and clears the request.
+std::uint64_t take_skipped_bytes() noexcept;
+
 /// While alive, allocations made by the current thread are invisible to the
 /// hooks: heapgate's own bookkeeping never counts.
 class HookSuppressor {

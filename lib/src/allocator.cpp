@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <string>
 
 #include "sys/sys.h"
@@ -78,13 +79,16 @@ AllocatorStatus detect() {
   if (auto conf = jemalloc::read<const char*>("config.malloc_conf"); conf && *conf != nullptr) {
     s.config_malloc_conf = *conf;
   }
-  s.hooks_available = s.jemalloc_active && hooks_abi_known(s.version);
+  const char* hooks_env = std::getenv("HEAPGATE_HOOKS");
+  s.hooks_disabled_by_env = hooks_env != nullptr && std::string_view(hooks_env) == "off";
+  s.hooks_available = s.jemalloc_active && hooks_abi_known(s.version) && !s.hooks_disabled_by_env;
   s.profiling_started_externally = s.opt_prof && s.opt_prof_active;
 
   if (!s.jemalloc_active) {
     s.why_not_counters = "jemalloc is loaded but does not serve this process' malloc";
-  } else if (!s.hooks_available) {
-    s.why_not_counters = "jemalloc " + s.version + " has no allocation-hook ABI heapgate knows (5.1 to 5.3)";
+  } else if (!s.hooks_available && !s.config_stats) {
+    s.why_not_counters = "jemalloc " + s.version +
+                         " has no allocation-hook ABI heapgate knows (5.1 to 5.3) and no thread.allocated counters";
   }
   auto profiling_why = [&]() -> std::string {
     if (!s.jemalloc_active) return "jemalloc is loaded but does not serve this process' malloc";
@@ -183,7 +187,13 @@ std::string AllocatorStatus::describe() const {
   out += "  MALLOC_CONF: \"" + malloc_conf_env + "\"\n";
   for (Mode m : {Mode::counters, Mode::exact, Mode::sampled}) {
     auto ok = check(m);
-    out += "  mode " + std::string(to_string(m)) + ": " + (ok ? std::string("available") : ok.error().what) + "\n";
+    std::string state = ok ? std::string("available") : ok.error().what;
+    if (ok && m == Mode::counters && !hooks_available) {
+      state += hooks_disabled_by_env ? " (bytes of the calling thread only: HEAPGATE_HOOKS=off)"
+                                     : " (bytes of the calling thread only: jemalloc " + version +
+                                           " has no allocation-hook ABI heapgate knows)";
+    }
+    out += "  mode " + std::string(to_string(m)) + ": " + state + "\n";
   }
   return out;
 }

@@ -1,2 +1,234 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/diff.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace heapgate {
+namespace {
+
+constexpr std::array<std::string_view, 4> kMetricNames = {"live_objects", "live_bytes", "accum_objects",
+                                                           "accum_bytes"};
+
+ScaledCounts minus(const ScaledCounts& a, const ScaledCounts& b) {
+  return ScaledCounts{a.live_objects - b.live_objects, a.live_bytes - b.live_bytes, a.accum_objects - b.accum_objects,
+                      a.accum_bytes - b.accum_bytes};
+}
+
+void add(ScaledCounts& to, const ScaledCounts& from) {
+  to.live_objects += from.live_objects;
+  to.live_bytes += from.live_bytes;
+  to.accum_objects += from.accum_objects;
+  to.accum_bytes += from.accum_bytes;
+}
+
+bool is_zero(const ScaledCounts& c) {
+  return c.live_objects == 0 && c.live_bytes == 0 && c.accum_objects == 0 && c.accum_bytes == 0;
+}
+
+using Frames = std::vector<FrameName>;
+
+// Stack indices in key order, with equal keys adjacent.
+std::vector<std::size_t> key_order(const std::vector<NormalizedStack>& stacks) {
+  std::vector<std::size_t> order(stacks.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  auto less = [&](std::size_t a, std::size_t b) { return stacks[a].frames < stacks[b].frames; };
+  if (!std::is_sorted(order.begin(), order.end(), less)) std::stable_sort(order.begin(), order.end(), less);
+  return order;
+}
+
+// Sums of adjacent equal keys (hand-built profiles may repeat a key).
+struct Group {
+  const Frames* frames = nullptr;
+  ScaledCounts counts;
+};
+
+std::vector<Group> groups(const std::vector<NormalizedStack>& stacks) {
+  std::vector<Group> out;
+  out.reserve(stacks.size());
+  for (std::size_t i : key_order(stacks)) {
+    if (out.empty() || *out.back().frames != stacks[i].frames) out.push_back(Group{&stacks[i].frames, {}});
+    add(out.back().counts, stacks[i].scaled);
+  }
+  return out;
+}
+
+std::string format_number(double value, bool estimated, bool with_sign) {
+  char buf[64];
+  if (estimated) {
+    std::snprintf(buf, sizeof buf, with_sign ? "%+.1f" : "%.1f", value);
+  } else {
+    std::snprintf(buf, sizeof buf, with_sign ? "%+.0f" : "%.0f", value);
+  }
+  std::string s = buf;
+  if (s == "-0" || s == "-0.0") s.erase(0, 1);
+  if (s == "0" && with_sign) s = "+0";
+  if (s == "0.0" && with_sign) s = "+0.0";
+  return s;
+}
+
+void append_change(std::string& out, const char* unit, double base, double current, double delta, bool estimated) {
+  out += format_number(delta, estimated, true);
+  out += unit;
+  out += " (";
+  out += format_number(base, estimated, false);
+  out += " -> ";
+  out += format_number(current, estimated, false);
+  out += ')';
+}
+
+void append_folded(std::string& out, const Frames& frames, long long value) {
+  for (std::size_t i = frames.size(); i-- > 0;) {
+    const std::size_t start = out.size();
+    out += frames[i].view();
+    // flamegraph.pl splits frames at ';' and records at line breaks.
+    for (std::size_t k = start; k < out.size(); ++k) {
+      if (out[k] == ';') out[k] = ':';
+      if (out[k] == '\n' || out[k] == '\r') out[k] = ' ';
+    }
+    if (i > 0) out += ';';
+  }
+  out += ' ';
+  out += std::to_string(value);
+  out += '\n';
+}
+
+}  // namespace
+
+std::string_view to_string(Metric metric) noexcept { return kMetricNames[static_cast<std::size_t>(metric)]; }
+
+Result<Metric> parse_metric(std::string_view text) {
+  for (std::size_t i = 0; i < kMetricNames.size(); ++i) {
+    if (kMetricNames[i] == text) return static_cast<Metric>(i);
+  }
+  return fail(make_error(ErrorCode::parse_error, "metric",
+                         "unknown metric \"" + std::string(text) +
+                             "\"; expected one of live_objects, live_bytes, accum_objects, accum_bytes",
+                         "write e.g. live_bytes"));
+}
+
+double metric_value(const ScaledCounts& counts, Metric metric) noexcept {
+  switch (metric) {
+    case Metric::live_objects: return counts.live_objects;
+    case Metric::live_bytes: return counts.live_bytes;
+    case Metric::accum_objects: return counts.accum_objects;
+    case Metric::accum_bytes: return counts.accum_bytes;
+  }
+  return 0;
+}
+
+ProfileDiff diff_profiles(const NormalizedProfile& base, const NormalizedProfile& current) {
+  ProfileDiff diff;
+  diff.estimated = base.sampled() || current.sampled();
+  diff.base_totals = base.scaled_totals;
+  diff.current_totals = current.scaled_totals;
+  diff.delta_totals = minus(current.scaled_totals, base.scaled_totals);
+
+  // Both sides in key order: one merge pass.
+  const std::vector<Group> b = groups(base.stacks);
+  const std::vector<Group> c = groups(current.stacks);
+  std::size_t i = 0;
+  std::size_t j = 0;
+  auto emit = [&](const Frames& frames, const ScaledCounts& before, const ScaledCounts& after) {
+    ScaledCounts delta = minus(after, before);
+    if (is_zero(delta)) {
+      ++diff.unchanged_stacks;
+      return;
+    }
+    diff.entries.push_back(StackDelta{frames, before, after, delta});
+  };
+  while (i < b.size() || j < c.size()) {
+    if (j == c.size() || (i < b.size() && *b[i].frames < *c[j].frames)) {
+      emit(*b[i].frames, b[i].counts, ScaledCounts{});
+      ++i;
+    } else if (i == b.size() || *c[j].frames < *b[i].frames) {
+      emit(*c[j].frames, ScaledCounts{}, c[j].counts);
+      ++j;
+    } else {
+      emit(*b[i].frames, b[i].counts, c[j].counts);
+      ++i;
+      ++j;
+    }
+  }
+  // Entries are in key order now; a stable sort keeps it as the last tie-break.
+  std::stable_sort(diff.entries.begin(), diff.entries.end(), [](const StackDelta& x, const StackDelta& y) {
+    const double lx = std::fabs(x.delta.live_bytes), ly = std::fabs(y.delta.live_bytes);
+    if (lx != ly) return lx > ly;
+    return std::fabs(x.delta.accum_bytes) > std::fabs(y.delta.accum_bytes);
+  });
+  return diff;
+}
+
+std::string render_diff_text(const ProfileDiff& diff, std::size_t max_stacks) {
+  const bool est = diff.estimated;
+  std::string out;
+  out += "heap profile diff: ";
+  out += std::to_string(diff.entries.size());
+  out += diff.entries.size() == 1 ? " stack changed, " : " stacks changed, ";
+  out += std::to_string(diff.unchanged_stacks);
+  out += " unchanged";
+  out += est ? " (estimated from sampled profiles)\n" : " (exact counts)\n";
+  out += "  total live:        ";
+  append_change(out, " objects", diff.base_totals.live_objects, diff.current_totals.live_objects,
+                diff.delta_totals.live_objects, est);
+  out += ", ";
+  append_change(out, " B", diff.base_totals.live_bytes, diff.current_totals.live_bytes, diff.delta_totals.live_bytes,
+                est);
+  out += "\n  total accumulated: ";
+  append_change(out, " objects", diff.base_totals.accum_objects, diff.current_totals.accum_objects,
+                diff.delta_totals.accum_objects, est);
+  out += ", ";
+  append_change(out, " B", diff.base_totals.accum_bytes, diff.current_totals.accum_bytes,
+                diff.delta_totals.accum_bytes, est);
+  out += '\n';
+  const std::size_t shown = std::min(max_stacks, diff.entries.size());
+  for (std::size_t k = 0; k < shown; ++k) {
+    const StackDelta& e = diff.entries[k];
+    out += "\n#";
+    out += std::to_string(k + 1);
+    out += "  live ";
+    append_change(out, " objects", e.base.live_objects, e.current.live_objects, e.delta.live_objects, est);
+    out += ", ";
+    append_change(out, " B", e.base.live_bytes, e.current.live_bytes, e.delta.live_bytes, est);
+    out += "\n    accumulated ";
+    append_change(out, " objects", e.base.accum_objects, e.current.accum_objects, e.delta.accum_objects, est);
+    out += ", ";
+    append_change(out, " B", e.base.accum_bytes, e.current.accum_bytes, e.delta.accum_bytes, est);
+    out += '\n';
+    for (const FrameName& frame : e.frames) {
+      out += "      ";
+      out += frame.str();
+      out += '\n';
+    }
+  }
+  if (shown < diff.entries.size()) {
+    out += "\n... ";
+    out += std::to_string(diff.entries.size() - shown);
+    out += " more changed stacks not shown\n";
+  }
+  return out;
+}
+
+std::string render_folded(const ProfileDiff& diff, Metric metric) {
+  std::string out;
+  for (const StackDelta& e : diff.entries) {
+    const long long value = std::llround(metric_value(e.delta, metric));
+    if (value != 0) append_folded(out, e.frames, value);
+  }
+  return out;
+}
+
+std::string render_folded(const NormalizedProfile& profile, Metric metric) {
+  std::string out;
+  for (const NormalizedStack& s : profile.stacks) {
+    const long long value = std::llround(metric_value(s.scaled, metric));
+    if (value != 0) append_folded(out, s.frames, value);
+  }
+  return out;
+}
+
+}  // namespace heapgate

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "alloc_hooks.h"
+#include "profiling_owner.h"
 #include "heapgate/profile.h"
 #include "sys/sys.h"
 
@@ -50,6 +51,14 @@ std::uint64_t round_count(double v) { return v <= 0 ? 0 : static_cast<std::uint6
 
 }  // namespace
 
+namespace detail {
+bool try_own_profiling() noexcept {
+  bool expected = false;
+  return g_profiling_owned.compare_exchange_strong(expected, true);
+}
+void release_profiling() noexcept { g_profiling_owned.store(false); }
+}  // namespace detail
+
 void set_error_sink(ErrorSink sink) {
   std::lock_guard<std::mutex> lock(g_sink_mutex);
   error_sink() = std::move(sink);
@@ -67,9 +76,9 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       start_error_ = usable.error();
       return;
     }
-    bool hooks = detail::install_hooks();
-    if (requested == Mode::counters && !hooks) {
-      start_error_ = make_error(ErrorCode::unavailable, "heapgate mode counters",
+    bool hooks = status.hooks_available && detail::install_hooks();
+    if (status.hooks_available && !hooks) {
+      start_error_ = make_error(ErrorCode::unavailable, "heapgate mode " + std::string(to_string(requested)),
                                 "installing jemalloc's allocation hooks failed", "report this as a heapgate bug");
       return;
     }
@@ -78,7 +87,7 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       bool expected = false;
       owns_profiling_ = g_profiling_owned.compare_exchange_strong(expected, true);
       if (!owns_profiling_) {
-        mode_ = hooks ? Mode::counters : Mode::off;
+        mode_ = Mode::counters;
       } else {
         // prof.reset drops samples of earlier scopes, so the dump holds only this
         // one's. It keeps the rate: a new rate reaches each thread only at its
@@ -103,6 +112,17 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       start_allocations_ = totals.allocations;
       start_deallocations_ = totals.deallocations;
       start_allocated_bytes_ = totals.allocated_bytes;
+    } else if (mode_ == Mode::counters) {
+      // Documented fallback (docs/design.md §3): the calling thread's bytes only.
+      auto allocated = jemalloc::thread_allocated();
+      auto deallocated = jemalloc::thread_deallocated();
+      if (!allocated || !deallocated) {
+        start_error_ = allocated ? deallocated.error() : allocated.error();
+        return;
+      }
+      thread_bytes_only_ = true;
+      start_thread_allocated_ = *allocated;
+      start_thread_deallocated_ = *deallocated;
     }
     start_time_ = std::chrono::steady_clock::now();
     // Last: from here on every allocation is sampled, and heapgate makes none.
@@ -134,6 +154,10 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
   auto end_time = std::chrono::steady_clock::now();
   detail::HookTotals totals;
   detail::WindowResult window;
+  // Read before anything below allocates (the fallback cannot tell heapgate's bytes apart).
+  const std::uint64_t allocated = thread_bytes_only_ ? jemalloc::thread_allocated().value_or(start_thread_allocated_) : 0;
+  const std::uint64_t deallocated =
+      thread_bytes_only_ ? jemalloc::thread_deallocated().value_or(start_thread_deallocated_) : 0;
   const bool counted = window_ >= 0;
   if (counted) {
     totals = detail::hook_totals();
@@ -162,6 +186,13 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
     result.name = name_;
     result.mode = mode_;
     result.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(end_time - start_time_);
+    if (thread_bytes_only_) {
+      const std::uint64_t grown = allocated - start_thread_allocated_;
+      const std::uint64_t shrunk = deallocated - start_thread_deallocated_;
+      result.bytes_only = true;
+      result.allocated_bytes = grown;
+      result.live_bytes = grown > shrunk ? grown - shrunk : 0;
+    }
     if (counted) {
       result.allocations = totals.allocations - start_allocations_;
       result.deallocations = totals.deallocations - start_deallocations_;

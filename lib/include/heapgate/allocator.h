@@ -52,6 +52,9 @@ struct AllocatorStatus {
   std::string config_malloc_conf; ///< the --with-malloc-conf string built into jemalloc
   /// `experimental.hooks.install` is usable (jemalloc 5.1–5.3, whose hooks_t ABI heapgate declares).
   bool hooks_available = false;
+  /// `HEAPGATE_HOOKS=off` was set: heapgate does not install the hooks, and
+  /// `counters` falls back to the calling thread's byte counters.
+  bool hooks_disabled_by_env = false;
   /// Profiling was started active at process start (MALLOC_CONF prof_active:true):
   /// heapgate refuses profiling scopes, as Mesos does, to avoid interfering.
   bool profiling_started_externally = false;

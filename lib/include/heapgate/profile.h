@@ -2,7 +2,9 @@
 // heapgate: allocation regression gates for C++ test suites.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,12 +38,20 @@ struct ScaledCounts {
   double accum_bytes = 0;
 };
 
-/// A `tN:` line: one thread's share. `name` is set only on header lines, and
-/// only when jemalloc knew the thread's name.
+/// A `tN:` line: one thread's share.
 struct ThreadCounts {
   std::uint64_t thread_uid = 0;
   Counts counts;
-  std::string name;
+  /// The thread's name (`thread.prof.name`), as jemalloc wrote it after the
+  /// counts. Set only on header lines, and only when jemalloc knew a name; an
+  /// empty name (written as a trailing space) is kept apart from no name so
+  /// the line round-trips byte for byte.
+  std::optional<std::string> name;
+
+  friend bool operator==(const ThreadCounts& a, const ThreadCounts& b) {
+    return a.thread_uid == b.thread_uid && a.counts == b.counts && a.name == b.name;
+  }
+  friend bool operator!=(const ThreadCounts& a, const ThreadCounts& b) { return !(a == b); }
 };
 
 /// One `@` record: a backtrace (innermost frame first, raw return addresses as
@@ -50,7 +60,17 @@ struct StackRecord {
   std::vector<std::uint64_t> frames;
   Counts counts;
   std::vector<ThreadCounts> threads;
+
+  friend bool operator==(const StackRecord& a, const StackRecord& b) {
+    return a.frames == b.frames && a.counts == b.counts && a.threads == b.threads;
+  }
+  friend bool operator!=(const StackRecord& a, const StackRecord& b) { return !(a == b); }
 };
+
+/// The most frames parse_profile accepts in one `@` record. jemalloc 5.3.0
+/// records at most 128 (PROF_BT_MAX), 5.3.1 at most 256 (`opt.prof_bt_max`);
+/// the margin allows patched builds while bounding what a corrupt file costs.
+inline constexpr std::size_t kMaxProfileFrames = 1024;
 
 /// One line of the `MAPPED_LIBRARIES:` section (the process' /proc/PID/maps).
 struct Mapping {
@@ -60,10 +80,23 @@ struct Mapping {
   std::uint64_t offset = 0; ///< file offset of `start`
   std::string device;       ///< "fe:00"
   std::uint64_t inode = 0;
-  std::string path;         ///< file path, "[heap]", "[vdso]", or empty for anonymous maps
+  /// File path, "[heap]", "[vdso]", or empty for anonymous maps. Kept as the
+  /// kernel printed it, so a file deleted (or replaced) after it was mapped
+  /// still ends in " (deleted)".
+  std::string path;
 
   bool executable() const { return permissions.size() > 2 && permissions[2] == 'x'; }
   bool contains(std::uint64_t address) const { return address >= start && address < end; }
+  /// True for mappings of a regular file (not anonymous, not `[heap]`/`[vdso]`-style pseudo names).
+  bool file_backed() const { return !path.empty() && path[0] != '[' && inode != 0; }
+  /// True when the kernel marked the file as deleted since it was mapped.
+  bool deleted() const;
+
+  friend bool operator==(const Mapping& a, const Mapping& b) {
+    return a.start == b.start && a.end == b.end && a.permissions == b.permissions && a.offset == b.offset &&
+           a.device == b.device && a.inode == b.inode && a.path == b.path;
+  }
+  friend bool operator!=(const Mapping& a, const Mapping& b) { return !(a == b); }
 };
 
 /// A parsed jemalloc `heap_v2` heap profile.
@@ -83,8 +116,17 @@ struct Profile {
 
   /// True when counts are estimates (period > 1).
   bool sampled() const { return sample_period > 1; }
-  /// The mapping that contains `address`, or nullptr.
+  /// The mapping that contains `address`, or nullptr. Binary search: relies on
+  /// `mappings` being sorted by `start` and not overlapping, as /proc prints
+  /// them and parse_profile checks. O(log n); thread-safe (const).
   const Mapping* find_mapping(std::uint64_t address) const;
+
+  /// Field-for-field equality (what the round-trip tests compare).
+  friend bool operator==(const Profile& a, const Profile& b) {
+    return a.sample_period == b.sample_period && a.totals == b.totals && a.threads == b.threads &&
+           a.stacks == b.stacks && a.mappings == b.mappings && a.maps_text == b.maps_text;
+  }
+  friend bool operator!=(const Profile& a, const Profile& b) { return !(a == b); }
 };
 
 /// Position of a parse failure, like pugixml's xml_parse_result.
@@ -96,19 +138,44 @@ struct ParsePosition {
 /// Parses heap_v2 text. `source` names the input in errors (a path, or "<memory>").
 /// Never crashes or aborts on malformed input: errors name `source:line`, what
 /// was found and what was expected. Accepts a missing MAPPED_LIBRARIES section.
+///
+/// Strict about what jemalloc writes (mesos-api.md §3.1): every line ends in
+/// "\n"; counts are unsigned 64-bit decimals (overflow is an error, never
+/// wrapped); the period is >= 1; every `@` record has 1..kMaxProfileFrames
+/// frames and is followed by its `t*:` line; maps lines must parse as
+/// /proc/PID/maps lines, in ascending address order, and a MAPPED_LIBRARIES
+/// section that is present has at least one (an empty one is a dump cut
+/// short). A truncation error's line is the one after the last complete
+/// line. Rejected with a specific
+/// message: the pre-4.0 gperftools `heap profile:` format, other `heap_vN`
+/// versions, and CR LF line endings (jemalloc never writes them; a CR LF file
+/// was converted by a tool such as git's autocrlf; fix: dos2unix).
+/// Errors: `parse_error`, with `where` = "source:LINE". Memory use is bounded
+/// by a small multiple of `text.size()`. Thread-safe (no shared state).
 Result<Profile> parse_profile(std::string_view text, std::string_view source = "<memory>");
 
-/// Reads and parses the file at `path`.
+/// Reads and parses the file at `path`; errors are `io_error` (cannot read) or
+/// those of parse_profile, with `where` = "path:LINE".
 Result<Profile> read_profile(const std::string& path);
 
 /// Renders `profile` as heap_v2 text that jemalloc could have written and jeprof
-/// reads. `parse_profile(write_profile(p)) == p` for every parsed profile.
+/// reads. `parse_profile(write_profile(p)) == p` for every parsed profile, and
+/// `write_profile(parse_profile(t)) == t` byte for byte for every file jemalloc
+/// wrote. Addresses are printed as jemalloc does (`%#` PRIxPTR: "0x7f53...", and
+/// "0" for zero). The MAPPED_LIBRARIES section is `maps_text` verbatim; when
+/// `maps_text` is empty but `mappings` is not, the mappings are rendered as
+/// /proc maps lines. No section when both are empty.
 std::string write_profile(const Profile& profile);
 
 /// Un-samples one counts group with jeprof's formula (sampling algorithm 2):
 /// for each (n, s) pair, `scale = 1 / (1 - exp(-(s/n)/period))`. A period of 1
 /// means every allocation was recorded, so the counts are returned unscaled
 /// (jeprof would inflate tiny objects by up to 0.03%; heapgate keeps them exact).
+/// A pair with n == 0 scales to n = 0 and keeps s unscaled, exactly as jeprof
+/// does (jemalloc's prof_unbias can write e.g. "0: 400"; both are 0 otherwise).
+/// A pair with n > 0 and s == 0 (no real allocation has size 0; jeprof would
+/// die dividing by zero) is returned unscaled rather than as infinity/NaN.
+/// A period of 0 (never parsed) is treated like 1. Pure; thread-safe.
 ScaledCounts unsample(const Counts& counts, std::uint64_t sample_period);
 
 }  // namespace heapgate

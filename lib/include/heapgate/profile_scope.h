@@ -53,6 +53,13 @@ struct ScopeResult {
   std::uint64_t deallocations = 0;
   /// True when the counts are estimates (`sampled` mode).
   bool estimated = false;
+  /// The `counters` fallback measured this scope: jemalloc offered no usable
+  /// allocation hooks (unknown version, or HEAPGATE_HOOKS=off), so only the
+  /// calling thread's `thread.allocated`/`thread.deallocated` were read.
+  /// `allocated_bytes` is that thread's allocated bytes and `live_bytes` its net
+  /// growth (0 if it freed more than it allocated); `allocations`,
+  /// `live_allocations` and `peak_bytes` are 0 because they were not measured.
+  bool bytes_only = false;
   /// `exact`/`sampled`: the heap_v2 dump of the allocations made inside the
   /// scope and still live at its end, plus cumulative counts per stack.
   std::string profile_path;
@@ -109,6 +116,10 @@ class ProfileScope {
   std::uint64_t start_allocations_ = 0;
   std::uint64_t start_deallocations_ = 0;
   std::uint64_t start_allocated_bytes_ = 0;
+  // The counters fallback (no hooks): the calling thread's byte counters at start.
+  bool thread_bytes_only_ = false;
+  std::uint64_t start_thread_allocated_ = 0;
+  std::uint64_t start_thread_deallocated_ = 0;
   std::chrono::steady_clock::time_point start_time_;
 };
 

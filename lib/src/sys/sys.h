@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "heapgate/error.h"
@@ -24,6 +25,33 @@ Result<std::string> make_private_dir(const std::string& prefix);
 
 /// Reads a whole file.
 Result<std::string> read_file(const std::string& path);
+
+/// A read-only view of a whole file, mapped into memory (empty files too).
+/// Move-only; unmaps on destruction.
+class MappedFile {
+ public:
+  MappedFile() = default;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+  std::string_view text() const noexcept {
+    return data_ != nullptr ? std::string_view(static_cast<const char*>(data_), size_) : std::string_view(copy_);
+  }
+
+ private:
+  friend Result<MappedFile> map_file(const std::string& path);
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::string copy_;  // the contents of a file that could not be mapped
+};
+
+/// Maps the file at `path` read-only, pre-faulted (MAP_POPULATE): for large
+/// profiles that is several times cheaper than read() into a fresh buffer,
+/// whose every page faults on first touch. Falls back to read_file for files
+/// that cannot be mapped (pipes, /proc). Errors: `io_error` naming the path.
+Result<MappedFile> map_file(const std::string& path);
 
 /// Writes `content` to `path` atomically: a temp file in the same directory,
 /// fsync, then rename, so readers see the old file or the new one, never a mix.

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// heapgate::gtest_main: GoogleTest's main() with heapgate's listener installed.
+// main() lives in this translation unit on purpose: a static library's object
+// that nothing references is dropped by the linker (style.md fact 2).
+#include <gtest/gtest.h>
+
+#include "heapgate/gtest.h"
+
+int main(int argc, char** argv) {
+  heapgate::gtest::Options options = heapgate::gtest::init(&argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  heapgate::gtest::install_listener(options);
+  return RUN_ALL_TESTS();
+}

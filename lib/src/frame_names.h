@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Private: what normalize_profile() knows about function names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace heapgate::detail {
+
+/// The role of one frame in a stack, for normalize_profile()'s dropping rules.
+enum class FrameClass : std::uint8_t {
+  user,       ///< kept
+  allocator,  ///< dropped in the innermost run (malloc, operator new, jemalloc, ...)
+  heapgate,   ///< heapgate's own library frames: dropped anywhere
+  gtest,      ///< GoogleTest's frames: dropped anywhere (and then `main` too)
+  outer,      ///< start-up and thread-start frames: dropped in the outermost run
+  main,       ///< `main`: everything outward of it is dropped
+  dropped,    ///< matched NormalizeOptions::drop_frames: dropped anywhere
+};
+
+/// The qualified name of a demangled function without return type, template
+/// arguments and parameters: "void ns::f<int>(int) const" -> "ns::f".
+/// "(anonymous namespace)", lambdas and operator names are kept as written.
+std::string bare_function_name(std::string_view demangled);
+
+/// `demangled` without the return type the demangler prints for template
+/// functions: "void ns::f<int>(int)" -> "ns::f<int>(int)". Other names are
+/// returned unchanged.
+std::string_view strip_return_type(std::string_view demangled);
+
+/// Classifies a known function (`function` demangled, `file` its source file
+/// or "", `module` the mapped file it lives in or "").
+FrameClass classify_frame(std::string_view function, std::string_view file, std::string_view module);
+
+/// Classifies a frame whose function is unknown, by its module alone.
+FrameClass classify_unknown(std::string_view module);
+
+}  // namespace heapgate::detail

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Private: text pieces shared by the JUnit and Markdown reporters.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heapgate/report.h"
+
+namespace heapgate::detail {
+
+/// The first line of `text` (without the line break).
+std::string first_line(std::string_view text);
+
+/// The key facts behind a record's verdict, one phrase each: the deltas
+/// beyond tolerance (regressed/improved), the leak (leaked), the budgets
+/// exceeded (over_budget). Empty when there are none to show.
+std::vector<std::string> key_facts(const TestRecord& record);
+
+/// "+3 live objects, +96 live bytes, +3 allocations, +96 allocated bytes":
+/// the non-zero changes of a stack. Whole numbers without decimals.
+std::string describe_stack_counts(const StackSummary& stack);
+
+/// Test records in the order reports list problems: failures first
+/// (regressed, leaked, over_budget, unavailable), then missing, improved,
+/// new; pass last. Stable within a verdict.
+int verdict_rank(Verdict verdict) noexcept;
+
+}  // namespace heapgate::detail

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: MIT
+# Shared by the consumer projects: the `consumer` and `gtest_consumer`
+# executables, each with its test (`ctest --build-and-test` runs the project's
+# own ctest), and the checks for an embedded (add_subdirectory or FetchContent)
+# heapgate. The projects call enable_testing() first.
+
+# heapgate_consumer_executable(): builds consumer.cpp against heapgate::core,
+# with jemalloc linked by heapgate_link_jemalloc() (include(HeapgateHelpers)
+# must have been done), and warnings as errors so heapgate's public headers
+# stay warning-free in a consumer's build too.
+function(heapgate_consumer_executable)
+  add_executable(consumer ${CMAKE_CURRENT_LIST_DIR}/../consumer.cpp)
+  target_compile_definitions(consumer PRIVATE HEAPGATE_EXPECTED_VERSION="${HEAPGATE_EXPECTED_VERSION}")
+  target_compile_options(consumer PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Werror)
+  target_link_libraries(consumer PRIVATE heapgate::core)
+  heapgate_link_jemalloc(consumer)
+  add_test(NAME consumer COMMAND consumer)
+endfunction()
+
+# heapgate_consumer_vendor_googletest(<googletest source dir>): what a project
+# that vendors GoogleTest does, before it adds heapgate: builds googletest from
+# source (Debian's libgtest-dev ships it in /usr/src/googletest), so the
+# targets gtest and GTest::gtest (an ALIAS) exist. gmock is not needed.
+function(heapgate_consumer_vendor_googletest source_dir)
+  if(NOT EXISTS "${source_dir}/CMakeLists.txt")
+    message(FATAL_ERROR "consumer: no googletest sources in ${source_dir}; fix: apt-get install libgtest-dev")
+  endif()
+  set(BUILD_GMOCK OFF)
+  set(INSTALL_GTEST OFF)
+  add_subdirectory("${source_dir}" "${CMAKE_BINARY_DIR}/googletest")
+  get_target_property(aliased GTest::gtest ALIASED_TARGET)
+  if(NOT aliased STREQUAL "gtest")
+    message(FATAL_ERROR "consumer: vendored googletest defines no GTest::gtest alias of gtest")
+  endif()
+endfunction()
+
+# heapgate_check_vendored_googletest(<heapgate source dir>): the embedded
+# heapgate::gtest links the project's vendored `gtest` and looked for no other
+# GoogleTest (no find_package(GTest) in its directory). A diagnosis at
+# configure time; the link map check of gtest_consumer is the proof.
+function(heapgate_check_vendored_googletest source_dir)
+  get_property(imported DIRECTORY "${source_dir}/gtest_plugin" PROPERTY IMPORTED_TARGETS)
+  list(FILTER imported INCLUDE REGEX "^GTest::")
+  if(imported)
+    message(FATAL_ERROR "consumer: heapgate found another GoogleTest (${imported}) instead of using the project's")
+  endif()
+  get_target_property(links heapgate_gtest LINK_LIBRARIES)
+  set(uses_vendored OFF)
+  foreach(link IN LISTS links)
+    if(TARGET "${link}")
+      get_target_property(aliased "${link}" ALIASED_TARGET)
+      if(aliased STREQUAL "gtest" OR link STREQUAL "gtest")
+        set(uses_vendored ON)
+      endif()
+    endif()
+  endforeach()
+  if(NOT uses_vendored)
+    message(FATAL_ERROR "consumer: heapgate_gtest does not link the vendored gtest target: ${links}")
+  endif()
+endfunction()
+
+# heapgate_gtest_consumer_executable(<gtest target>): builds gtest_consumer.cpp
+# with heapgate::gtest_main and jemalloc, and its test: run it with a report
+# and check the report and that the link holds exactly one GoogleTest, the
+# library of <gtest target> (the project's own: vendored or found).
+function(heapgate_gtest_consumer_executable gtest_target)
+  set(dir "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
+  add_executable(gtest_consumer ${dir}/gtest_consumer.cpp)
+  target_compile_options(gtest_consumer PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Werror)
+  target_link_libraries(gtest_consumer PRIVATE heapgate::gtest_main)
+  heapgate_link_jemalloc(gtest_consumer)
+  # GNU ld's map: every input file of the link (gtest_consumer_check.cmake).
+  set(map "${CMAKE_CURRENT_BINARY_DIR}/gtest_consumer.map")
+  target_link_options(gtest_consumer PRIVATE "LINKER:-Map=${map}")
+  # Relative paths in the map are from where the link ran: the top binary
+  # directory for Ninja, the target's directory's for Makefiles; called from
+  # the top directory, both are this one.
+  if(NOT CMAKE_CURRENT_BINARY_DIR STREQUAL CMAKE_BINARY_DIR)
+    message(FATAL_ERROR "consumer: call heapgate_gtest_consumer_executable() from the top directory")
+  endif()
+  add_test(NAME gtest_consumer COMMAND ${CMAKE_COMMAND}
+    -DBINARY=$<TARGET_FILE:gtest_consumer>
+    -DREPORT_DIR=${CMAKE_CURRENT_BINARY_DIR}/gtest_report
+    -DLINK_MAP=${map}
+    -DLINK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+    -DEXPECTED_GTEST=$<TARGET_LINKER_FILE:${gtest_target}>
+    -P ${dir}/gtest_consumer_check.cmake)
+endfunction()
+
+# Every non-imported target defined in `dir` and its subdirectories.
+function(_heapgate_consumer_targets dir out)
+  get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
+  get_property(subdirs DIRECTORY "${dir}" PROPERTY SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    _heapgate_consumer_targets("${subdir}" more)
+    list(APPEND targets ${more})
+  endforeach()
+  set(${out} "${targets}" PARENT_SCOPE)
+endfunction()
+
+# heapgate_check_embedded(<heapgate source dir>): heapgate as a subproject adds
+# no tests, benchmarks, examples or install rules by default, and defines only
+# targets named heapgate_* (plus the heapgate::* aliases), so it cannot collide
+# with a parent's `core`, `warnings`, `gtest`...
+function(heapgate_check_embedded source_dir)
+  foreach(option HEAPGATE_BUILD_TESTS HEAPGATE_BUILD_BENCHMARK HEAPGATE_BUILD_EXAMPLES HEAPGATE_INSTALL)
+    if(NOT DEFINED ${option})
+      message(FATAL_ERROR "consumer: heapgate option ${option} is not defined")
+    elseif(${option})
+      message(FATAL_ERROR "consumer: ${option} is ${${option}} in a subproject; expected OFF")
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY "${source_dir}" PROPERTY SUBDIRECTORIES)
+  foreach(dir tests bench examples)
+    if("${source_dir}/${dir}" IN_LIST subdirs)
+      message(FATAL_ERROR "consumer: heapgate added ${dir}/ as a subproject")
+    endif()
+  endforeach()
+  _heapgate_consumer_targets("${source_dir}" targets)
+  if(NOT "heapgate_core" IN_LIST targets)
+    message(FATAL_ERROR "consumer: heapgate_core not found among heapgate's targets (${targets})")
+  endif()
+  foreach(target IN LISTS targets)
+    if(NOT target MATCHES "^heapgate_")
+      message(FATAL_ERROR "consumer: heapgate defines a target with a bare name: ${target}")
+    endif()
+  endforeach()
+  get_target_property(aliased heapgate::core ALIASED_TARGET)
+  if(NOT aliased STREQUAL "heapgate_core")
+    message(FATAL_ERROR "consumer: heapgate::core is not an alias of heapgate_core")
+  endif()
+  list(JOIN targets " " targets)
+  message(STATUS "consumer: heapgate's targets: ${targets}")
+endfunction()

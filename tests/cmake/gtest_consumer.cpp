@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// The GoogleTest suite every consumer project builds with heapgate::gtest_main
+// (no main() here) and runs through gtest_consumer_check.cmake, which reads
+// the JSON report: GtestConsumer.ThreeBlocks must show exactly 3 allocations
+// within its budget of 3, and GtestConsumer.AllowedLeak 1 live block that is
+// not a failure.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "heapgate/gtest.h"
+
+namespace {
+
+// volatile: the compiler must not elide the malloc/free pairs or the leak.
+void* volatile g_leaked = nullptr;
+
+}  // namespace
+
+TEST(GtestConsumer, ThreeBlocks) {
+  HEAPGATE_LIMIT_ALLOCATIONS(3);
+  void* volatile blocks[3] = {};
+  for (auto& block : blocks) block = std::malloc(100);
+  for (auto& block : blocks) {
+    EXPECT_NE(block, nullptr);
+    std::free(block);
+  }
+}
+
+TEST(GtestConsumer, AllowedLeak) {
+  HEAPGATE_ALLOW_LEAKS();
+  g_leaked = std::malloc(64);
+  EXPECT_NE(g_leaked, nullptr);
+}

@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// End to end: sample_suite (GoogleTest + heapgate::gtest_main) runs as a child
+// process; the tests read its exit code, its JSON report and its JUnit file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "heapgate/baseline.h"
+#include "heapgate/report.h"
+#include "sys/sys.h"
+#include "test_support.h"
+
+namespace heapgate {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SuiteRun {
+  int exit_code = -1;
+  std::string output;  // stdout + stderr
+  Report report;
+  bool has_report = false;
+};
+
+// Runs a sample suite binary with `args` and `env` (KEY=VALUE), reports into `report_dir`.
+SuiteRun run_suite(const std::string& binary, const std::string& report_dir, std::vector<std::string> args,
+              std::vector<std::string> env = {}) {
+  std::vector<std::string> argv = {testing::helper_binary(binary), "--heapgate_report=" + report_dir};
+  argv.insert(argv.end(), args.begin(), args.end());
+  sys::ProcessOptions options;
+  options.extra_env = std::move(env);
+  // The suite decides its own allocator settings; nothing of this process leaks in.
+  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE",
+                       "HEAPGATE_REEXECUTED"};
+  options.timeout = std::chrono::minutes(5);
+  SuiteRun run;
+  auto ran = sys::run_process(argv, options);
+  EXPECT_TRUE(ran) << ran.error().message();
+  if (!ran) return run;
+  run.exit_code = ran->exit_code;
+  run.output = ran->stdout_text + ran->stderr_text;
+  std::string stem = binary;
+  for (const auto& e : options.extra_env) {
+    if (e.rfind("GTEST_SHARD_INDEX=", 0) == 0) stem += ".shard-" + e.substr(18);
+  }
+  for (const auto& e : options.extra_env) {
+    if (e.rfind("GTEST_TOTAL_SHARDS=", 0) == 0) stem += "-of-" + e.substr(19);
+  }
+  auto report = read_report(report_dir + "/" + stem + ".json");
+  if (report) {
+    run.report = std::move(*report);
+    run.has_report = true;
+  } else {
+    ADD_FAILURE() << report.error().message() << "\n" << run.output;
+  }
+  return run;
+}
+
+const TestRecord* find(const Report& report, const std::string& name) {
+  for (const auto& t : report.tests) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+bool any_frame_contains(const TestRecord& t, const std::string& text) {
+  for (const auto& s : t.stacks) {
+    for (const auto& f : s.frames) {
+      if (f.find(text) != std::string::npos) return true;
+    }
+  }
+  return false;
+}
+
+const char* const kGoodTests =
+    "--gtest_filter=Sample.Clean:Sample.Counted:Sample.WithinBudget:Sample.Threads:Sample.AllowedLeak:"
+    "Sample.LazyStatic:SampleTyped*:Counts/SampleParam.*";
+
+class GtestPlugin : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HEAPGATE_REQUIRE_COUNTERS();
+    dir_ = testing::make_temp_dir();
+  }
+  std::string dir_;
+};
+
+TEST_F(GtestPlugin, CountersModeMeasuresEveryTestExactly) {
+  SuiteRun run = run_suite("sample_suite", dir_, {kGoodTests});
+  ASSERT_TRUE(run.has_report);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report.run.mode, "counters");
+  const TestRecord* clean = find(run.report, "Sample.Clean");
+  ASSERT_NE(clean, nullptr) << run.output;
+  EXPECT_EQ(clean->verdict, Verdict::pass);
+  EXPECT_EQ(clean->metrics.allocations, 10u);
+  EXPECT_EQ(clean->metrics.allocated_bytes, 640u);
+  EXPECT_EQ(clean->metrics.live_allocations, 0u);
+  const TestRecord* counted = find(run.report, "Sample.Counted");
+  ASSERT_NE(counted, nullptr);
+  EXPECT_EQ(counted->metrics.allocations, 7u);
+  EXPECT_EQ(counted->metrics.allocated_bytes, 7u * 128);
+  EXPECT_EQ(counted->metrics.peak_bytes, 128u);
+  const TestRecord* threads = find(run.report, "Sample.Threads");
+  ASSERT_NE(threads, nullptr);
+  // 4 threads x 25 blocks, plus what std::thread and glibc allocate per thread.
+  EXPECT_GE(threads->metrics.allocations, 100u);
+  // glibc keeps a thread's TLS block with its cached stack for the next thread:
+  // live after the test, but only the first time, so not a leak.
+  EXPECT_EQ(threads->verdict, Verdict::pass) << threads->message;
+  const TestRecord* param = find(run.report, "Counts/SampleParam.AllocatesParamTimes/2");
+  ASSERT_NE(param, nullptr);
+  EXPECT_EQ(param->metrics.allocations, 3u);
+  ASSERT_NE(find(run.report, "SampleTyped/0.AllocatesOneArray"), nullptr);
+  ASSERT_NE(find(run.report, "SampleTyped/1.AllocatesOneArray"), nullptr);
+  // 100 ints = 400 B, served from jemalloc's 448 B size class.
+  EXPECT_EQ(find(run.report, "SampleTyped/1.AllocatesOneArray")->metrics.allocated_bytes, 448u);
+}
+
+TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
+  SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.LazyStatic:Sample.Leaks:Sample.AllowedLeak"});
+  ASSERT_TRUE(run.has_report);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  const TestRecord* lazy = find(run.report, "Sample.LazyStatic");
+  ASSERT_NE(lazy, nullptr);
+  EXPECT_EQ(lazy->verdict, Verdict::pass) << lazy->message;
+  EXPECT_NE(lazy->message.find("one-time initialization"), std::string::npos) << lazy->message;
+  const TestRecord* leak = find(run.report, "Sample.Leaks");
+  ASSERT_NE(leak, nullptr);
+  EXPECT_EQ(leak->verdict, Verdict::leaked);
+  EXPECT_EQ(leak->metrics.live_allocations, 3u);
+  EXPECT_EQ(leak->metrics.live_bytes, 288u);
+  EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks")) << leak->message;
+  // The exact re-run's raw heap profile is kept and named in the report.
+  ASSERT_EQ(leak->profiles.size(), 1u);
+  EXPECT_TRUE(fs::exists(leak->profiles[0])) << leak->profiles[0];
+  // The failure is the test's own gtest failure, with the stack in it.
+  EXPECT_NE(run.output.find("[  FAILED  ] Sample.Leaks"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("leak_three_blocks"), std::string::npos) << run.output;
+  EXPECT_EQ(find(run.report, "Sample.AllowedLeak")->verdict, Verdict::pass);
+}
+
+TEST_F(GtestPlugin, AFailedAssertionIsNotAlsoALeak) {
+  SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.AssertionFails"});
+  ASSERT_TRUE(run.has_report);
+  EXPECT_EQ(run.exit_code, 1);
+  const TestRecord* failed = find(run.report, "Sample.AssertionFails");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_TRUE(failed->gtest_failed);
+  EXPECT_EQ(failed->verdict, Verdict::pass) << failed->message;
+  EXPECT_EQ(run.output.find("heapgate: Sample.AssertionFails"), std::string::npos) << run.output;
+}
+
+TEST_F(GtestPlugin, BudgetsFailWithValueLimitAndStacks) {
+  SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.OverBudget:Sample.WithinBudget"});
+  ASSERT_TRUE(run.has_report);
+  EXPECT_EQ(run.exit_code, 1);
+  const TestRecord* over = find(run.report, "Sample.OverBudget");
+  ASSERT_NE(over, nullptr);
+  EXPECT_EQ(over->verdict, Verdict::over_budget);
+  EXPECT_EQ(over->budgets.at("allocations"), 5u);
+  EXPECT_NE(over->message.find("allocations 10 is over the budget of 5"), std::string::npos) << over->message;
+  EXPECT_TRUE(any_frame_contains(*over, "allocate_and_free")) << over->message;
+  EXPECT_EQ(find(run.report, "Sample.WithinBudget")->verdict, Verdict::pass);
+}
+
+TEST_F(GtestPlugin, ExactModeAgreesWithCounters) {
+  SuiteRun counters = run_suite("sample_suite", dir_ + "/c", {kGoodTests});
+  SuiteRun exact = run_suite("sample_suite", dir_ + "/e", {kGoodTests, "--heapgate_mode=exact"});
+  ASSERT_TRUE(counters.has_report && exact.has_report);
+  EXPECT_EQ(exact.report.run.mode, "exact") << exact.output;
+  ASSERT_EQ(counters.report.tests.size(), exact.report.tests.size());
+  for (const auto& c : counters.report.tests) {
+    const TestRecord* e = find(exact.report, c.name);
+    ASSERT_NE(e, nullptr) << c.name;
+    if (c.name == "Sample.Threads") continue;  // thread start-up may differ in glibc's TLS caching
+    EXPECT_EQ(c.metrics.allocations, e->metrics.allocations) << c.name;
+    EXPECT_EQ(c.metrics.allocated_bytes, e->metrics.allocated_bytes) << c.name;
+    EXPECT_EQ(c.metrics.live_allocations, e->metrics.live_allocations) << c.name;
+    EXPECT_EQ(c.metrics.live_bytes, e->metrics.live_bytes) << c.name;
+  }
+}
+
+class GtestPluginRepeatable : public GtestPlugin, public ::testing::WithParamInterface<const char*> {};
+
+// 20 runs of the same suite, in counters and in exact mode: identical numbers.
+TEST_P(GtestPluginRepeatable, SameSuiteSameNumbersEveryTime) {
+  std::map<std::string, Metrics> first;
+  for (int i = 0; i < 20; ++i) {
+    SuiteRun run = run_suite("sample_suite", dir_ + "/" + std::to_string(i),
+                             {kGoodTests, std::string("--heapgate_mode=") + GetParam()});
+    ASSERT_TRUE(run.has_report);
+    for (const auto& t : run.report.tests) {
+      if (i == 0) {
+        first[t.name] = t.metrics;
+      } else {
+        ASSERT_TRUE(first.count(t.name)) << t.name;
+        EXPECT_EQ(first[t.name].allocations, t.metrics.allocations) << t.name << " run " << i;
+        EXPECT_EQ(first[t.name].allocated_bytes, t.metrics.allocated_bytes) << t.name << " run " << i;
+        EXPECT_EQ(first[t.name].live_bytes, t.metrics.live_bytes) << t.name << " run " << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GtestPluginRepeatable, ::testing::Values("counters", "exact"));
+
+TEST_F(GtestPlugin, RepeatMeasuresTheFirstIterationOnce) {
+  SuiteRun once = run_suite("sample_suite", dir_ + "/once", {"--gtest_filter=Sample.Counted"});
+  SuiteRun repeated = run_suite("sample_suite", dir_ + "/repeat", {"--gtest_filter=Sample.Counted", "--gtest_repeat=3"});
+  ASSERT_TRUE(once.has_report && repeated.has_report);
+  EXPECT_EQ(repeated.exit_code, 0) << repeated.output;
+  ASSERT_EQ(repeated.report.tests.size(), 1u);
+  EXPECT_EQ(repeated.report.tests[0].metrics, once.report.tests[0].metrics);
+}
+
+TEST_F(GtestPlugin, SuppressedLeakPasses) {
+  const std::string suppressions = dir_ + "/suppressions.txt";
+  ASSERT_TRUE(sys::write_file_atomic(suppressions, "# known\nleak:leak_three_blocks\n"));
+  SuiteRun run = run_suite("sample_suite", dir_ + "/r", {"--gtest_filter=Sample.Leaks",
+                                                         "--heapgate_suppressions=" + suppressions});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.report.tests.size(), 1u);
+  EXPECT_EQ(run.report.tests[0].verdict, Verdict::pass);
+  EXPECT_NE(run.report.tests[0].message.find("suppressed"), std::string::npos) << run.report.tests[0].message;
+  // A malformed suppressions file is one clear error naming file and line.
+  ASSERT_TRUE(sys::write_file_atomic(suppressions, "leak:ok\nlaek:typo\n"));
+  SuiteRun bad = run_suite("sample_suite", dir_ + "/bad", {"--gtest_filter=Sample.Clean",
+                                                           "--heapgate_suppressions=" + suppressions});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find(suppressions + ":2"), std::string::npos) << bad.output;
+}
+
+TEST_F(GtestPlugin, ACrashKeepsTheTestsThatFinished) {
+  sys::ProcessOptions options;
+  options.extra_env = {"SAMPLE_CRASH=1"};
+  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "HEAPGATE_MODE"};
+  auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--heapgate_report=" + dir_,
+                               "--gtest_filter=Sample.Clean:Sample.Counted:Sample.CrashesOnRequest"},
+                              options);
+  ASSERT_TRUE(ran) << ran.error().message();
+  EXPECT_NE(ran->term_signal, 0);
+  auto report = read_report(dir_);
+  ASSERT_TRUE(report) << report.error().message();
+  EXPECT_FALSE(report->run.complete);
+  ASSERT_EQ(report->tests.size(), 2u);
+  EXPECT_NE(find(*report, "Sample.Clean"), nullptr);
+  EXPECT_NE(find(*report, "Sample.Counted"), nullptr);
+}
+
+TEST_F(GtestPlugin, JUnitReportValidatesAgainstTheJenkinsSchema) {
+  if (!sys::find_program("xmllint")) {
+    if (testing::profiling_required()) FAIL() << "xmllint not found; fix: apt-get install libxml2-utils";
+    GTEST_SKIP() << "xmllint not found";
+  }
+  SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.Clean:Sample.Leaks:Sample.OverBudget"});
+  ASSERT_TRUE(run.has_report);
+  auto lint = sys::run_process({"xmllint", "--noout", "--schema", testing::data_path("junit/junit-10.xsd"),
+                                dir_ + "/sample_suite.junit.xml"});
+  ASSERT_TRUE(lint);
+  EXPECT_EQ(lint->exit_code, 0) << lint->stderr_text;
+  auto xml = sys::read_file(dir_ + "/sample_suite.junit.xml");
+  ASSERT_TRUE(xml);
+  EXPECT_NE(xml->find("heapgate.leaked"), std::string::npos);
+  EXPECT_NE(xml->find("heapgate.over_budget"), std::string::npos);
+  EXPECT_NE(xml->find("leak_three_blocks"), std::string::npos);
+}
+
+TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
+  const std::string baselines = dir_ + "/baselines";
+  fs::create_directories(baselines);
+  const std::string filter = "--gtest_filter=Sample.Clean:Sample.Counted";
+  SuiteRun created = run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines},
+                          {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(created.exit_code, 0) << created.output;
+  ASSERT_TRUE(fs::exists(baselines + "/sample_suite.json"));
+  EXPECT_EQ(find(created.report, "Sample.Counted")->verdict, Verdict::new_test);
+
+  SuiteRun same = run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines},
+                       {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_EQ(find(same.report, "Sample.Counted")->verdict, Verdict::pass);
+
+  SuiteRun regressed = run_suite("sample_suite", dir_ + "/r3", {filter, "--heapgate_baselines=" + baselines},
+                            {"SAMPLE_EXTRA=5"});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+  const TestRecord* r = find(regressed.report, "Sample.Counted");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->verdict, Verdict::regressed);
+  ASSERT_TRUE(r->baseline.has_value());
+  EXPECT_EQ(r->baseline->allocations, 9u);
+  EXPECT_EQ(r->metrics.allocations, 12u);
+  EXPECT_NE(regressed.output.find("[  FAILED  ] Sample.Counted"), std::string::npos) << regressed.output;
+  EXPECT_EQ(find(regressed.report, "Sample.Clean")->verdict, Verdict::pass);
+
+  SuiteRun improved = run_suite("sample_suite", dir_ + "/r4", {filter, "--heapgate_baselines=" + baselines});
+  EXPECT_EQ(improved.exit_code, 0) << improved.output;
+  EXPECT_EQ(find(improved.report, "Sample.Counted")->verdict, Verdict::improved);
+
+  // A baseline entry whose test no longer runs is reported as missing (an unfiltered run only).
+  {
+    auto baseline = read_baseline(baselines + "/sample_suite.json");
+    ASSERT_TRUE(baseline) << baseline.error().message();
+    baseline->tests["Sample.Removed"] = baseline->tests.at("Sample.Clean");
+    ASSERT_TRUE(write_baseline(baselines + "/sample_suite.json", *baseline));
+    SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {"--heapgate_baselines=" + baselines});
+    const TestRecord* removed = find(whole.report, "Sample.Removed");
+    ASSERT_NE(removed, nullptr) << whole.output;
+    EXPECT_EQ(removed->verdict, Verdict::missing);
+    EXPECT_EQ(find(regressed.report, "Sample.Removed"), nullptr);
+  }
+
+  // Accepting the change rewrites the baseline; the next run passes.
+  SuiteRun accepted = run_suite("sample_suite", dir_ + "/r5",
+                           {filter, "--heapgate_baselines=" + baselines, "--heapgate_update_baselines"});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
+  SuiteRun after = run_suite("sample_suite", dir_ + "/r6", {filter, "--heapgate_baselines=" + baselines});
+  EXPECT_EQ(find(after.report, "Sample.Counted")->verdict, Verdict::pass);
+}
+
+TEST_F(GtestPlugin, ShardsMergeIntoTheUnshardedReport) {
+  SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {kGoodTests});
+  SuiteRun s0 = run_suite("sample_suite", dir_ + "/shards", {kGoodTests}, {"GTEST_TOTAL_SHARDS=2", "GTEST_SHARD_INDEX=0"});
+  SuiteRun s1 = run_suite("sample_suite", dir_ + "/shards", {kGoodTests}, {"GTEST_TOTAL_SHARDS=2", "GTEST_SHARD_INDEX=1"});
+  ASSERT_TRUE(whole.has_report && s0.has_report && s1.has_report);
+  EXPECT_FALSE(s0.report.tests.empty());
+  EXPECT_FALSE(s1.report.tests.empty());
+  auto merged = merge_reports({s0.report, s1.report});
+  ASSERT_TRUE(merged) << merged.error().message();
+  ASSERT_EQ(merged->tests.size(), whole.report.tests.size());
+  for (const auto& t : whole.report.tests) {
+    const TestRecord* m = find(*merged, t.name);
+    ASSERT_NE(m, nullptr) << t.name;
+    if (t.name == "Sample.LazyStatic") continue;  // which test first builds the table depends on the order
+    EXPECT_EQ(m->metrics.allocations, t.metrics.allocations) << t.name;
+    EXPECT_EQ(m->metrics.allocated_bytes, t.metrics.allocated_bytes) << t.name;
+  }
+}
+
+TEST_F(GtestPlugin, DeathTestChildDoesNotWriteTheReport) {
+  SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=SampleDeathTest.*:Sample.Clean"});
+  ASSERT_TRUE(run.has_report) << run.output;
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.report.tests.size(), 2u);
+  EXPECT_NE(find(run.report, "SampleDeathTest.Dies"), nullptr);
+  EXPECT_NE(find(run.report, "Sample.Clean"), nullptr);
+}
+
+TEST_F(GtestPlugin, BadFlagIsOneClearLineAndExitCode2) {
+  sys::ProcessOptions options;
+  auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--heapgate_mdoe=exact"}, options);
+  ASSERT_TRUE(ran);
+  EXPECT_EQ(ran->exit_code, 2);
+  EXPECT_NE(ran->stderr_text.find("--heapgate_mdoe=exact"), std::string::npos) << ran->stderr_text;
+  EXPECT_NE(ran->stderr_text.find("--heapgate_mode"), std::string::npos) << ran->stderr_text;
+}
+
+TEST(GtestPluginNoJemalloc, UnavailableIsReportedAndStrictFails) {
+  const std::string dir = testing::make_temp_dir();
+  SuiteRun run = run_suite("sample_suite_nojemalloc", dir, {"--gtest_filter=Sample.Clean"});
+  ASSERT_TRUE(run.has_report);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.report.tests.size(), 1u);
+  EXPECT_EQ(run.report.tests[0].verdict, Verdict::unavailable);
+  EXPECT_NE(run.report.run.unavailable_reason.find("jemalloc"), std::string::npos);
+  SuiteRun strict = run_suite("sample_suite_nojemalloc", dir + "/strict", {"--gtest_filter=Sample.Clean", "--heapgate_strict"});
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+}
+
+}  // namespace
+}  // namespace heapgate

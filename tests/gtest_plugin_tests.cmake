@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+# The GoogleTest plugin end to end: sample suites built with heapgate::gtest_main
+# run as child processes of gtest_plugin_test.
+if(NOT TARGET heapgate::gtest_main)
+  return()
+endif()
+
+add_executable(sample_suite e2e/sample_suite.cpp)
+target_link_libraries(sample_suite PRIVATE heapgate::gtest_main heapgate_warnings
+  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_compile_options(sample_suite PRIVATE -g -fno-omit-frame-pointer)
+
+# The same suite without jemalloc: heapgate must say `unavailable`, not measure zeros.
+add_executable(sample_suite_nojemalloc e2e/sample_suite.cpp)
+target_link_libraries(sample_suite_nojemalloc PRIVATE heapgate::gtest_main heapgate_warnings)
+
+heapgate_add_test(gtest_plugin_test JEMALLOC SOURCES e2e/gtest_plugin_test.cpp LABELS e2e gtest_plugin)
+add_dependencies(gtest_plugin_test sample_suite sample_suite_nojemalloc)
+
+# ci/gate.sh on the sample suite: the gate's exit code, reports and step summary.
+add_test(NAME ci_gate_script
+  COMMAND ${CMAKE_COMMAND}
+    -DGATE=${PROJECT_SOURCE_DIR}/ci/gate.sh
+    -DSUITE=$<TARGET_FILE:sample_suite>
+    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/ci-gate
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ci_gate_check.cmake)
+set_tests_properties(ci_gate_script PROPERTIES LABELS "e2e;gtest_plugin")
