@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "heapgate/error.h"
+
+namespace heapgate {
+
+/// How an HttpServer listens and profiles.
+struct HttpOptions {
+  /// The address to bind. Loopback by default: the endpoints can dump the heap
+  /// and spawn jeprof, so exposing them is an explicit decision.
+  std::string host = "127.0.0.1";
+  /// The TCP port; 0 picks a free one (read it back with HttpServer::port()).
+  int port = 5050;
+  /// If not empty, every request must carry `Authorization: Bearer <token>`
+  /// (compared in constant time); others get 401. Empty: no authentication,
+  /// as Mesos without an authenticator.
+  std::string bearer_token;
+  /// The bounds and default of `/memory-profiler/start?duration=`, Mesos'
+  /// values (1secs, 1days, 5mins). Tests may lower `minimum_duration` to run
+  /// sub-second profiles; the error text then names the lowered bound.
+  std::chrono::nanoseconds minimum_duration = std::chrono::seconds(1);
+  std::chrono::nanoseconds maximum_duration = std::chrono::hours(24);
+  std::chrono::nanoseconds default_duration = std::chrono::minutes(5);
+  /// The jeprof program for /download/text and /download/graph: a name looked
+  /// up in $PATH, or a path.
+  std::string jeprof_program = "jeprof";
+  /// jeprof is killed after this long (the download then fails with Mesos' 400).
+  std::chrono::milliseconds jeprof_timeout = std::chrono::minutes(5);
+};
+
+/// Reads the options of HttpServer::from_environment():
+/// - `HEAPGATE_HTTP`: `host:port`, or a bare `port` (bound to 127.0.0.1).
+///   Unset or empty: 127.0.0.1:5050 (Mesos' master port).
+/// - `HEAPGATE_HTTP_TOKEN`: the bearer token, if set and not empty.
+/// Errors: `invalid_argument` naming HEAPGATE_HTTP when it does not parse
+/// (port not a number in 0..65535, empty host).
+Result<HttpOptions> http_options_from_environment();
+
+/// An embedded HTTP server with Apache Mesos' memory-profiler endpoints, so
+/// tools and scripts written for Mesos work unchanged:
+///
+/// - `/memory-profiler/start?duration=D` (Mesos duration syntax, e.g. `30secs`,
+///   `5mins`; a bare number means seconds), `/stop`, `/state`, `/statistics`,
+///   `/download/raw`, `/download/text` (jeprof --text), `/download/graph`
+///   (jeprof --svg), each download with an optional run `id`. Same status
+///   codes, JSON fields and error texts as Mesos (docs/design.md §8). One run at
+///   a time; a run ends by itself when its duration elapses; only the latest
+///   finished run is served.
+/// - heapgate's own extensions, under `/heapgate/`:
+///   `heap_profile?active=true|false`, `heap_profile?trigger_dump=true` and
+///   `heap_profile` (status), as libmtev's `/mtev/heap_profile`;
+///   `download/folded?id=&metric=` (flame-graph lines symbolized by heapgate);
+///   `diff?metric=&format=text|folded` (the latest run against the one before).
+///
+/// A run starts with `prof.reset`, so its profile holds only what was allocated
+/// during the run and is still live. Runs and exact/sampled ProfileScopes
+/// exclude each other (jemalloc's profiling is process-wide): a scope opened
+/// during a run measures counters only, and `/start` during a profiling scope
+/// answers 409 as for profiling started externally.
+///
+/// Without jemalloc, or with profiling unusable (no `MALLOC_CONF=prof:true`),
+/// the server still runs and the endpoints answer with Mesos' 400 errors.
+/// Requests are served on a small thread pool; jeprof runs never block other
+/// endpoints. Not copyable or movable; destroy it to stop serving.
+class HttpServer {
+ public:
+  /// Binds and starts serving on a background thread. Errors: `io_error` when
+  /// the address cannot be bound (in use, bad host), `invalid_argument` for a
+  /// port outside 0..65535 or inconsistent duration bounds.
+  static Result<std::unique_ptr<HttpServer>> start(const HttpOptions& options);
+
+  /// The few lines a process needs: if `HEAPGATE_MEMORY_PROFILING=true`, starts
+  /// a server with http_options_from_environment(); otherwise returns nullptr
+  /// (the endpoints do not exist, as in Mesos without `--memory_profiling`).
+  /// ```
+  /// auto profiler = heapgate::HttpServer::from_environment();
+  /// if (!profiler) std::fprintf(stderr, "%s\n", profiler.error().message().c_str());
+  /// ```
+  static Result<std::unique_ptr<HttpServer>> from_environment();
+
+  /// Stops serving: finishes an active run (its profile is dumped, as /stop
+  /// does), closes the listener and joins the threads. Idempotent.
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// The bound port (the chosen one when HttpOptions::port was 0).
+  int port() const noexcept;
+  /// `host:port` as bound, for URLs and logs.
+  std::string address() const;
+  /// Stops serving now (see the destructor). Idempotent; thread-safe.
+  void stop();
+
+ private:
+  struct Impl;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace heapgate

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+# heapgate::http: the Mesos-compatible memory-profiler endpoints over real HTTP
+# on loopback (free ports, so they run in parallel). Label `http`.
+if(NOT TARGET heapgate::http)
+  return()
+endif()
+
+set(_http_libraries heapgate::http heapgate::httplib nlohmann_json::nlohmann_json)
+# Every endpoint, with profiling of every allocation.
+heapgate_add_test(http_profiler_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
+  SOURCES integration/http_profiler_test.cpp
+  LIBRARIES ${_http_libraries}
+  LABELS http)
+# Keep this binary's frames named in jeprof's output.
+target_compile_options(http_profiler_test PRIVATE -fno-omit-frame-pointer)
+# jemalloc without prof:true: Mesos' "profiling couldn't be enabled".
+heapgate_add_test(http_no_profiling_test JEMALLOC
+  SOURCES integration/http_no_profiling_test.cpp
+  LIBRARIES ${_http_libraries}
+  LABELS http)
+# No jemalloc at all: Mesos' "not detected", no crash.
+heapgate_add_test(http_no_jemalloc_test
+  SOURCES integration/http_no_jemalloc_test.cpp
+  LIBRARIES ${_http_libraries}
+  LABELS http)
+# The Mesos page's curl/wget script against examples/http_service.
+if(TARGET http_service)
+  heapgate_add_test(http_script_test
+    SOURCES integration/http_script_test.cpp
+    DEFINITIONS HEAPGATE_HTTP_SERVICE="$<TARGET_FILE:http_service>"
+                HEAPGATE_MESOS_SCRIPT="${PROJECT_SOURCE_DIR}/examples/http_service/mesos_script.sh"
+    LABELS http)
+  add_dependencies(http_script_test http_service)
+endif()
+unset(_http_libraries)
