@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "output.h"
+
+#include <cstdio>
+
+#include "options.h"
+#include "sys/sys.h"
+
+namespace heapgate::runner {
+
+Result<void> emit(const std::string& path, const std::string& text) {
+  if (!path.empty()) return sys::write_file_atomic(path, text);
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+    return fail(make_error(ErrorCode::io_error, "stdout", "write failed", "check the pipe or disk it goes to"));
+  }
+  return {};
+}
+
+int bad_input(const Error& error) {
+  std::fprintf(stderr, "heapgate: %s\n", error.message().c_str());
+  return kExitBadInput;
+}
+
+}  // namespace heapgate::runner

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <string>
+
+#include "heapgate/error.h"
+
+namespace heapgate::runner {
+
+/// Writes `text` to `path` atomically, or to stdout when `path` is empty.
+Result<void> emit(const std::string& path, const std::string& text);
+
+/// Prints "heapgate: <message>" on stderr and returns kExitBadInput.
+int bad_input(const Error& error);
+
+}  // namespace heapgate::runner
