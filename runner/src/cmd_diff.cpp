@@ -3,16 +3,31 @@
 // `heapgate diff`: the local leak hunt. heapgate's own symbolic diff works
 // across processes; --format jeprof runs `jeprof --base` on the base profile
 // rebased onto the current one's address-space layout.
+#include <cstddef>
+#include <memory>
+#include <string>
+
 #include "heapgate/diff.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
 #include "heapgate/rebase.h"
 #include "heapgate/symbolizer.h"
-#include "options.h"
+#include "commands.h"
 #include "output.h"
 
 namespace heapgate::runner {
+namespace {
+
+struct DiffOptions {
+  std::string base;
+  std::string current;
+  std::string format = "text";
+  std::string metric = "live_bytes";
+  std::string binary;
+  std::size_t max_stacks = 20;
+  std::string output;
+};
 
 int run_diff(const DiffOptions& options) {
   if (options.format == "jeprof") {
@@ -46,6 +61,27 @@ int run_diff(const DiffOptions& options) {
   }
   auto written = emit(options.output, text);
   return written ? kExitOk : bad_input(written.error());
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<DiffOptions>();
+  CLI::App* diff = app.add_subcommand(
+      "diff", "Compare two heap profiles (heap_v2) by symbolic call stack; works across processes of one build.");
+  diff->add_option("base", options->base, "The earlier profile")->required()->check(CLI::ExistingFile);
+  diff->add_option("current", options->current, "The later profile")->required()->check(CLI::ExistingFile);
+  diff->add_option("--format", options->format, "text (per-stack deltas), folded (flame-graph input) or jeprof")
+      ->check(CLI::IsMember({"text", "folded", "jeprof"}))
+      ->capture_default_str();
+  diff->add_option("--metric", options->metric, "What folded output counts")
+      ->check(CLI::IsMember({"live_objects", "live_bytes", "accum_objects", "accum_bytes"}))
+      ->capture_default_str();
+  diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")
+      ->check(CLI::ExistingFile);
+  diff->add_option("--max-stacks", options->max_stacks, "Stacks shown in text output")->capture_default_str();
+  diff->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");
+  diff->callback([options, &exit_code] { exit_code = run_diff(*options); });
 }
 
 }  // namespace heapgate::runner

@@ -2,11 +2,22 @@
 // heapgate: allocation regression gates for C++ test suites.
 // `heapgate report merge|junit|markdown`: shard reports into one, and one
 // report into the formats CI systems read.
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "heapgate/report.h"
-#include "options.h"
+#include "commands.h"
 #include "output.h"
 
 namespace heapgate::runner {
+namespace {
+
+struct ReportOptions {
+  std::string action;
+  std::vector<std::string> inputs;
+  std::string output;
+};
 
 int run_report(const ReportOptions& options) {
   std::vector<Report> reports;
@@ -33,6 +44,20 @@ int run_report(const ReportOptions& options) {
   auto written = emit(options.output, text);
   if (!written) return bad_input(written.error());
   return kExitOk;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app, int& exit_code) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* report = app.add_subcommand(
+      "report", "Turn heapgate.report/1 JSON into one merged report, JUnit XML or a Markdown CI summary.");
+  report->add_option("action", options->action, "merge, junit or markdown")
+      ->required()
+      ->check(CLI::IsMember({"merge", "junit", "markdown"}));
+  report->add_option("reports", options->inputs, "Report files (.json or a report directory)")->required();
+  report->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");
+  report->callback([options, &exit_code] { exit_code = run_report(*options); });
 }
 
 }  // namespace heapgate::runner

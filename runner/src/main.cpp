@@ -6,7 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "heapgate/version.h"
-#include "options.h"
+#include "commands.h"
 
 int main(int argc, char** argv) {
   using namespace heapgate::runner;
@@ -18,29 +18,14 @@ int main(int argc, char** argv) {
   app.footer("Exit codes: 0 success, 1 the gate failed, 2 bad usage or input.\n"
              "Docs: README.md and docs/design.md in the heapgate sources.");
 
-  DiffOptions diff;
-  CLI::App* diff_cmd = app.add_subcommand(
-      "diff", "Compare two heap profiles (heap_v2) by symbolic call stack; works across processes of one build.");
-  diff_cmd->add_option("base", diff.base, "The earlier profile")->required()->check(CLI::ExistingFile);
-  diff_cmd->add_option("current", diff.current, "The later profile")->required()->check(CLI::ExistingFile);
-  diff_cmd->add_option("--format", diff.format, "text (per-stack deltas), folded (flame-graph input) or jeprof")
-      ->check(CLI::IsMember({"text", "folded", "jeprof"}))
-      ->capture_default_str();
-  diff_cmd->add_option("--metric", diff.metric, "What folded output counts")
-      ->check(CLI::IsMember({"live_objects", "live_bytes", "accum_objects", "accum_bytes"}))
-      ->capture_default_str();
-  diff_cmd->add_option("--binary", diff.binary, "The profiled program (for --format jeprof)")->check(CLI::ExistingFile);
-  diff_cmd->add_option("--max-stacks", diff.max_stacks, "Stacks shown in text output")->capture_default_str();
-  diff_cmd->add_option("-o,--output", diff.output, "Write to FILE (atomically) instead of stdout");
-
-  ReportOptions report;
-  CLI::App* report_cmd = app.add_subcommand(
-      "report", "Turn heapgate.report/1 JSON into one merged report, JUnit XML or a Markdown CI summary.");
-  report_cmd->add_option("action", report.action, "merge, junit or markdown")
-      ->required()
-      ->check(CLI::IsMember({"merge", "junit", "markdown"}));
-  report_cmd->add_option("reports", report.inputs, "Report files (.json or a report directory)")->required();
-  report_cmd->add_option("-o,--output", report.output, "Write to FILE (atomically) instead of stdout");
+  int exit_code = kExitBadInput;
+  add_run_command(app, exit_code);
+  add_compare_command(app, exit_code);
+  add_accept_command(app, exit_code);
+  add_report_command(app, exit_code);
+  add_diff_command(app, exit_code);
+  add_fetch_command(app, exit_code);
+  add_bench_command(app, exit_code);
 
   try {
     app.parse(argc, argv);
@@ -63,7 +48,5 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
-  if (diff_cmd->parsed()) return run_diff(diff);
-  if (report_cmd->parsed()) return run_report(report);
-  return kExitBadInput;
+  return exit_code;
 }

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "options.h"
+#include "commands.h"
 #include "sys/sys.h"
 
 namespace heapgate::runner {

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The verbs of the `heapgate` command line. Each adds its subcommand, with
+// its options and help, to the application; when that subcommand is the one
+// chosen, its callback runs the verb and stores the verb's exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace heapgate::runner {
+
+/// Exit codes of every verb (design.md §6).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitGateFailed = 1;
+inline constexpr int kExitBadInput = 2;
+inline constexpr int kExitUnavailable = 3;
+
+void add_run_command(CLI::App& app, int& exit_code);      // cmd_run.cpp
+void add_compare_command(CLI::App& app, int& exit_code);  // cmd_compare.cpp
+void add_accept_command(CLI::App& app, int& exit_code);   // cmd_accept.cpp
+void add_report_command(CLI::App& app, int& exit_code);   // cmd_report.cpp
+void add_diff_command(CLI::App& app, int& exit_code);     // cmd_diff.cpp
+void add_fetch_command(CLI::App& app, int& exit_code);    // cmd_fetch.cpp
+void add_bench_command(CLI::App& app, int& exit_code);    // cmd_bench.cpp
+
+}  // namespace heapgate::runner
