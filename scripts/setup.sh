@@ -19,6 +19,7 @@ packages=(
   perl binutils                  # jeprof is a perl script that calls nm/addr2line/objdump
   libxml2-utils                  # xmllint: JUnit XSD validation in tests
   curl wget                      # the Mesos page's script, run against the example service
+  chromium                       # headless browser: the HTML report test loads the page
 )
 
 need_install=()
