@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -381,6 +382,15 @@ class Listener : public ::testing::EmptyTestEventListener {
     }
     if (child_ || baseline_path_.empty()) return;
     const bool create = !baseline_.exists;
+    if ((options_.update_baselines || create) && !updates_.empty() && std::getenv("GTEST_TOTAL_SHARDS") != nullptr) {
+      // Shards write one baseline file concurrently, each with its own tests:
+      // the last rename would win and drop the others' entries.
+      std::fprintf(stderr,
+                   "heapgate: sharded run: %s not %s; accept the merged report with "
+                   "`heapgate accept` (heapgate run does this for a new baseline)\n",
+                   baseline_path_.c_str(), create ? "created" : "updated");
+      return;
+    }
     if ((options_.update_baselines || create) && !updates_.empty()) {
       for (auto& [name, entry] : updates_) baseline_.tests[name] = entry;
       if (auto written = write_baseline(baseline_path_, baseline_); !written) {
@@ -498,7 +508,8 @@ class Listener : public ::testing::EmptyTestEventListener {
       if (base != nullptr) entry.tolerance = base->tolerance;
       updates_[record.name] = entry;
       if (record.verdict == Verdict::regressed || record.verdict == Verdict::improved) record.verdict = Verdict::pass;
-      if (base == nullptr) record.verdict = Verdict::new_test;
+      // "new" replaces only a baseline verdict: a leak or a budget fails a new test too.
+      if (base == nullptr && record.verdict == Verdict::pass) record.verdict = Verdict::new_test;
       if (record.verdict == Verdict::pass && verdict == Verdict::regressed) problems.clear();
     }
 

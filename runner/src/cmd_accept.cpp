@@ -1,13 +1,146 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// `heapgate accept`: not built yet.
+// `heapgate accept`: the reviewed way to accept an intended change: the
+// measured numbers of a run's report go into the baselines, and what
+// changed is printed per test.
+#include <cstdio>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "commands.h"
+#include "gate.h"
+#include "heapgate/baseline.h"
+#include "heapgate/report.h"
+#include "output.h"
 
 namespace heapgate::runner {
+namespace {
+
+struct AcceptOptions {
+  std::string baselines = "baselines";
+  std::string report = "heapgate-report";
+  std::string tests;
+  bool force = false;
+  bool prune = false;
+  bool dry_run = false;
+};
+
+std::string describe_change(const BaselineEntry& before, const BaselineEntry& after) {
+  std::string text;
+  for (MetricName metric : kMetricNames) {
+    std::uint64_t old_value = get(before.metrics, metric);
+    std::uint64_t new_value = get(after.metrics, metric);
+    if (old_value == new_value) continue;
+    if (!text.empty()) text += ", ";
+    text += describe(compare_metric(metric, old_value, new_value, Tolerance{}));
+  }
+  if (before.mode != after.mode) {
+    if (!text.empty()) text += ", ";
+    text += "mode " + std::string(to_string(before.mode)) + " → " + std::string(to_string(after.mode));
+  }
+  return text;
+}
+
+// Accepts one report into its baseline; returns an exit code.
+int accept_report(const AcceptOptions& options, const Report& report) {
+  const std::string path = baseline_path(options.baselines, report.run.binary);
+  auto baseline = read_baseline(path);
+  if (!baseline) return bad_input(baseline.error());
+  baseline->binary = report.run.binary;
+  const Baseline before = *baseline;
+
+  std::map<std::string, BaselineEntry> results;
+  std::set<std::string> removed;
+  std::vector<std::string> refused;
+  for (auto& [name, entry] : baseline_entries(report)) {
+    if (!matches_test_filter(name, options.tests)) continue;
+    auto old = before.tests.find(name);
+    if (old != before.tests.end() && entry.mode == Mode::sampled && old->second.mode != Mode::sampled && !options.force) {
+      refused.push_back(name);
+      continue;
+    }
+    results.emplace(name, entry);
+  }
+  if (!refused.empty()) {
+    std::string names;
+    for (const auto& name : refused) names += (names.empty() ? "" : ", ") + name;
+    return bad_input(make_error(ErrorCode::conflict, path,
+                                "the run was sampled (estimates) but the baseline of " + names + " is exact",
+                                "re-run in counters or exact mode, or pass --force to accept estimates"));
+  }
+  for (const TestRecord& record : report.tests) {
+    if (!matches_test_filter(record.name, options.tests)) continue;
+    if (record.verdict == Verdict::missing && options.prune) removed.insert(record.name);
+    if (record.gtest_failed) {
+      std::printf("  %s: not accepted: it failed its own assertions\n", record.name.c_str());
+    } else if (record.verdict == Verdict::unavailable || record.mode == Mode::off) {
+      std::printf("  %s: not accepted: nothing was measured\n", record.name.c_str());
+    } else if (record.verdict == Verdict::missing && !options.prune) {
+      std::printf("  %s: in the baseline but did not run; kept (--prune removes it)\n", record.name.c_str());
+    }
+  }
+
+  Baseline after = before;
+  BaselineUpdate update = update_entries(after, results);
+  for (const auto& name : removed) after.tests.erase(name);
+  for (const auto& [name, entry] : after.tests) {
+    auto old = before.tests.find(name);
+    if (old == before.tests.end()) {
+      std::printf("  %s: new\n", name.c_str());
+    } else if (old->second != entry) {
+      std::string change = describe_change(old->second, entry);
+      std::printf("  %s: %s\n", name.c_str(), change.empty() ? "top stacks or tolerance changed" : change.c_str());
+    }
+  }
+  for (const auto& name : removed) std::printf("  %s: removed (no longer runs)\n", name.c_str());
+  std::printf("%s: %zu new, %zu changed, %zu unchanged, %zu removed%s\n", path.c_str(), update.added, update.changed,
+              update.unchanged, removed.size(), options.dry_run ? " (dry run: nothing written)" : "");
+  if (options.dry_run || (before.exists && after == before)) return kExitOk;
+  if (auto written = write_baseline(path, after); !written) return bad_input(written.error());
+  return kExitOk;
+}
+
+int run_accept(const AcceptOptions& options) {
+  auto files = report_files(options.report);
+  if (!files) return bad_input(files.error());
+  // Everything is read before anything is written: a bad report leaves
+  // every baseline as it was.
+  std::vector<Report> reports;
+  for (const auto& file : *files) {
+    auto report = read_report(file);
+    if (!report) return bad_input(report.error());
+    if (!report->run.complete) {
+      return bad_input(make_error(ErrorCode::invalid_argument, file, "is the report of a run that crashed",
+                                  "fix the crash and run again before accepting"));
+    }
+    reports.push_back(std::move(*report));
+  }
+  for (const Report& report : reports) {
+    if (int code = accept_report(options, report); code != kExitOk) return code;
+  }
+  std::fflush(stdout);
+  return kExitOk;
+}
+
+}  // namespace
 
 void add_accept_command(CLI::App& app, int& exit_code) {
-  (void)app;
-  (void)exit_code;
+  auto options = std::make_shared<AcceptOptions>();
+  CLI::App* accept = app.add_subcommand(
+      "accept", "Write the measured numbers of a run's reports into the baselines, printing what changed per test.");
+  accept->add_option("--baselines", options->baselines, "Directory of <binary>.json baselines")->capture_default_str();
+  accept->add_option("--report", options->report, "Directory of the reports of a heapgate run")->capture_default_str();
+  accept->add_option("--tests", options->tests, "Only these tests: a GoogleTest filter (Suite.*:Other.Test-*.Slow)");
+  accept->add_flag("--prune", options->prune, "Remove baseline entries of tests that no longer run");
+  accept->add_flag("--force", options->force, "Accept sampled estimates over exact baselines");
+  accept->add_flag("-n,--dry-run", options->dry_run, "Print what would change; write nothing");
+  accept->footer(
+      "Tests that failed their own assertions or measured nothing are never accepted; a hand-edited tolerance in\n"
+      "the baseline is kept. Baselines are written atomically (temporary file, rename).\n"
+      "Example: heapgate run -- build/my_tests; heapgate accept --tests 'Cache.*'; git diff baselines/");
+  accept->callback([options, &exit_code] { exit_code = run_accept(*options); });
 }
 
 }  // namespace heapgate::runner

@@ -1,13 +1,64 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// `heapgate compare`: not built yet.
+// `heapgate compare`: the gate's verdicts again, from saved reports and the
+// baselines as they are now, without running anything.
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "commands.h"
+#include "gate.h"
+#include "heapgate/baseline.h"
+#include "heapgate/report.h"
+#include "output.h"
 
 namespace heapgate::runner {
+namespace {
+
+struct CompareOptions {
+  std::string baselines = "baselines";
+  std::string report = "heapgate-report";
+  std::string output;
+};
+
+int run_compare(const CompareOptions& options) {
+  auto files = report_files(options.report);
+  if (!files) return bad_input(files.error());
+  std::vector<Report> reports;
+  for (const auto& file : *files) {
+    auto report = read_report(file);
+    if (!report) return bad_input(report.error());
+    auto baseline = read_baseline(baseline_path(options.baselines, report->run.binary));
+    if (!baseline) return bad_input(baseline.error());
+    rejudge(*report, *baseline);
+    reports.push_back(std::move(*report));
+  }
+  if (!options.output.empty()) {
+    for (const Report& report : reports) {
+      if (auto written = write_report_files(options.output, report, report.run.binary); !written) {
+        return bad_input(written.error());
+      }
+    }
+  }
+  print_summary(stdout, reports);
+  std::fflush(stdout);
+  return gate_exit_code(reports);
+}
+
+}  // namespace
 
 void add_compare_command(CLI::App& app, int& exit_code) {
-  (void)app;
-  (void)exit_code;
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* compare = app.add_subcommand(
+      "compare", "Judge saved reports again against the baselines as they are now, without running anything.");
+  compare->add_option("--baselines", options->baselines, "Directory of <binary>.json baselines")->capture_default_str();
+  compare->add_option("--report", options->report, "Directory of the reports of a heapgate run")->capture_default_str();
+  compare->add_option("-o,--output", options->output,
+                      "Also write the re-judged reports (JSON, JUnit, Markdown) into this directory");
+  compare->footer(
+      "Leaks, budgets and tests that failed their own assertions keep their verdicts; pass, regressed, improved\n"
+      "and new are decided again. Exit codes as heapgate run.");
+  compare->callback([options, &exit_code] { exit_code = run_compare(*options); });
 }
 
 }  // namespace heapgate::runner

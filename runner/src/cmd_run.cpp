@@ -1,13 +1,447 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// `heapgate run`: not built yet.
+// `heapgate run`: runs GoogleTest binaries linked with heapgate's plugin
+// under the allocator settings of the mode, sharded over N processes, shows
+// progress, merges the shard reports, judges and prints the summary.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "binary_inspect.h"
 #include "commands.h"
+#include "gate.h"
+#include "heapgate/allocator.h"
+#include "heapgate/baseline.h"
+#include "heapgate/report.h"
+#include "output.h"
+#include "sys/sys.h"
 
 namespace heapgate::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  std::string mode = "counters";
+  std::string baselines = "baselines";
+  std::string report = "heapgate-report";
+  int jobs = 1;
+  bool strict = false;
+  int timeout_seconds = 3600;
+  std::string ctest_dir;
+  std::string progress = "auto";
+  std::vector<std::string> command;  // binary, then its arguments
+};
+
+// One test binary to run: where it is, its arguments and environment.
+struct Job {
+  std::string path;
+  std::string name;  // file name: the baseline's and report's stem
+  std::vector<std::string> args;
+  std::vector<std::string> env;
+  std::size_t total_tests = 0;
+  bool whole_suite = true;  // no --gtest_filter: missing tests can be told
+};
+
+// A shard's journal, read as it grows, for progress.
+struct ShardProgress {
+  std::string journal;
+  std::size_t offset = 0;
+  std::size_t done = 0;
+  std::size_t failed = 0;
+  bool header_seen = false;
+};
+
+std::string stem_of(const Job& job, int index, int shards) {
+  if (shards <= 1) return job.name;
+  return job.name + ".shard-" + std::to_string(index) + "-of-" + std::to_string(shards);
+}
+
+// Reads the lines appended since the last call; a record line that fails a
+// gate counts as a failure.
+void poll(ShardProgress& shard) {
+  std::ifstream in(shard.journal, std::ios::binary);
+  if (!in) return;
+  in.seekg(static_cast<std::streamoff>(shard.offset));
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t consumed = 0;
+  for (std::size_t end; (end = chunk.find('\n', consumed)) != std::string::npos; consumed = end + 1) {
+    if (!shard.header_seen) {
+      shard.header_seen = true;
+      continue;
+    }
+    ++shard.done;
+    auto record = nlohmann::json::parse(chunk.begin() + static_cast<std::ptrdiff_t>(consumed),
+                                        chunk.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    if (record.is_discarded() || !record.is_object()) continue;
+    auto verdict = parse_verdict(record.value("verdict", std::string("pass")));
+    if ((verdict && is_failure(*verdict)) || record.value("gtest_failed", false)) ++shard.failed;
+  }
+  shard.offset += consumed;
+}
+
+// One progress line: a rewritten line on a terminal, plain lines in CI logs.
+class ProgressDisplay {
+ public:
+  explicit ProgressDisplay(const std::string& setting) {
+    if (setting == "tty") {
+      tty_ = true;
+    } else if (setting == "auto") {
+      tty_ = ::isatty(STDERR_FILENO) == 1;
+    }
+    enabled_ = setting != "none";
+  }
+  void show(const std::string& binary, std::size_t done, std::size_t total, std::size_t failed, bool final) {
+    if (!enabled_) return;
+    char line[512];
+    std::snprintf(line, sizeof line, "heapgate: %s: %zu/%zu tests, %zu failing", binary.c_str(), done, total, failed);
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
+    } else {
+      auto now = std::chrono::steady_clock::now();
+      if (!final && (done == last_done_ || now - last_print_ < std::chrono::seconds(5))) return;
+      last_print_ = now;
+      last_done_ = done;
+      std::fprintf(stderr, "%s\n", line);
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  bool tty_ = false;
+  bool enabled_ = true;
+  std::size_t last_done_ = static_cast<std::size_t>(-1);
+  std::chrono::steady_clock::time_point last_print_{};
+};
+
+int bad(const std::string& what, const std::string& problem, const std::string& fix) {
+  return bad_input(make_error(ErrorCode::invalid_argument, what, problem, fix));
+}
+
+// The env of the mode: jemalloc preloaded when the binary lacks it, and the
+// MALLOC_CONF that exact and sampled need from the start (the plugin would
+// otherwise re-exec itself to set it).
+Result<std::vector<std::string>> environment_for(const std::string& path, const std::string& mode) {
+  std::vector<std::string> env;
+  if (mode == "off") return env;
+  auto linkage = jemalloc_linkage(path);
+  if (!linkage) return fail(linkage.error());
+  if (*linkage == JemallocLinkage::absent) {
+    auto jemalloc = find_system_jemalloc();
+    if (!jemalloc) {
+      return fail(make_error(ErrorCode::unavailable, path, "is not linked with jemalloc and no libjemalloc.so.2 was found to preload",
+                             "apt-get install libjemalloc2, or set HEAPGATE_JEMALLOC=/path/to/libjemalloc.so.2"));
+    }
+    std::string preload = *jemalloc;
+    if (const char* existing = std::getenv("LD_PRELOAD"); existing != nullptr && *existing != '\0') {
+      preload += std::string(":") + existing;
+    }
+    env.push_back("LD_PRELOAD=" + preload);
+  }
+  if (mode == "exact" || mode == "sampled") {
+    std::string conf;
+    if (const char* user = std::getenv("MALLOC_CONF"); user != nullptr && *user != '\0') conf = std::string(user) + ",";
+    conf += mode == "exact" ? kExactMallocConf : kSampledMallocConf;
+    env.push_back("MALLOC_CONF=" + conf);
+  }
+  return env;
+}
+
+// Counts the tests the binary would run with these arguments.
+Result<std::size_t> count_tests(const Job& job) {
+  std::vector<std::string> argv{job.path, "--gtest_list_tests"};
+  for (const auto& arg : job.args) {
+    if (arg.rfind("--gtest_filter", 0) == 0 || arg.rfind("--gtest_also_run_disabled_tests", 0) == 0) argv.push_back(arg);
+  }
+  sys::ProcessOptions options;
+  options.extra_env = job.env;
+  options.timeout = std::chrono::minutes(2);
+  auto listed = sys::run_process(argv, options);
+  if (!listed) return fail(listed.error());
+  if (listed->exit_code != 0) {
+    std::string why = listed->stderr_text.substr(0, listed->stderr_text.find('\n'));
+    return fail(make_error(ErrorCode::io_error, job.path,
+                           "--gtest_list_tests failed" + (why.empty() ? std::string() : ": " + why),
+                           "run the binary by hand to see why; is it a GoogleTest binary?"));
+  }
+  std::size_t count = 0;
+  std::size_t start = 0;
+  const std::string& text = listed->stdout_text;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start + 2 && text.compare(start, 2, "  ") == 0) ++count;
+    start = end + 1;
+  }
+  return count;
+}
+
+// The GoogleTest binaries of a ctest build directory: every executable named
+// in a test's command that carries heapgate's plugin, once each.
+Result<std::vector<std::string>> ctest_binaries(const std::string& dir) {
+  sys::ProcessOptions options;
+  options.timeout = std::chrono::minutes(2);
+  auto shown = sys::run_process({"ctest", "--test-dir", dir, "--show-only=json-v1"}, options);
+  if (!shown) return fail(shown.error());
+  if (shown->exit_code != 0) {
+    return fail(make_error(ErrorCode::io_error, dir, "ctest --show-only failed: " + shown->stderr_text.substr(0, 200),
+                           "pass a configured CMake build directory with tests"));
+  }
+  auto json = nlohmann::json::parse(shown->stdout_text, nullptr, false);
+  if (json.is_discarded() || !json.contains("tests") || !json["tests"].is_array()) {
+    return fail(make_error(ErrorCode::parse_error, dir, "ctest --show-only=json-v1 gave no test list",
+                           "use CMake 3.14 or newer"));
+  }
+  std::vector<std::string> binaries;
+  std::set<std::string> seen;
+  for (const auto& test : json["tests"]) {
+    if (!test.contains("command") || !test["command"].is_array()) continue;
+    for (const auto& item : test["command"]) {
+      if (!item.is_string()) continue;
+      std::string path = item.get<std::string>();
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec) || ::access(path.c_str(), X_OK) != 0) continue;
+      if (!has_heapgate_plugin(path)) continue;
+      if (seen.insert(fs::weakly_canonical(path, ec).string()).second) binaries.push_back(path);
+      break;
+    }
+  }
+  if (binaries.empty()) {
+    return fail(make_error(ErrorCode::invalid_argument, dir, "no ctest test runs a binary with heapgate's GoogleTest plugin",
+                           "link the test binaries with heapgate::gtest_main (see README)"));
+  }
+  return binaries;
+}
+
+struct ShardOutcome {
+  std::optional<Result<sys::ProcessResult>> process;
+};
+
+// Runs one binary's shards; returns its merged report, or an exit code.
+Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
+  const std::string shards_dir = options.report + "/shards";
+  const int shards = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
+  std::vector<ShardProgress> progress(static_cast<std::size_t>(shards));
+  std::vector<ShardOutcome> outcomes(static_cast<std::size_t>(shards));
+  // Outputs of an earlier run of this binary must not be read as this run's.
+  for (int i = 0; i < shards; ++i) {
+    std::string stem = shards_dir + "/" + stem_of(job, i, shards);
+    for (const char* suffix : {".json", ".junit.xml", ".md", ".partial.jsonl", ".log"}) {
+      std::error_code ec;
+      fs::remove(stem + suffix, ec);
+    }
+    progress[static_cast<std::size_t>(i)].journal = stem + ".partial.jsonl";
+  }
+
+  std::vector<std::thread> threads;
+  for (int i = 0; i < shards; ++i) {
+    threads.emplace_back([&, i] {
+      std::vector<std::string> argv{job.path, "--heapgate_mode=" + options.mode,
+                                    "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir};
+      if (options.strict) argv.push_back("--heapgate_strict");
+      argv.insert(argv.end(), job.args.begin(), job.args.end());
+      sys::ProcessOptions process;
+      process.extra_env = job.env;
+      process.extra_env.push_back("GTEST_COLOR=no");
+      if (shards > 1) {
+        process.extra_env.push_back("GTEST_TOTAL_SHARDS=" + std::to_string(shards));
+        process.extra_env.push_back("GTEST_SHARD_INDEX=" + std::to_string(i));
+      } else {
+        process.unset_env = {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX"};
+      }
+      process.stdout_path = shards_dir + "/" + stem_of(job, i, shards) + ".log";
+      process.timeout = std::chrono::seconds(options.timeout_seconds);
+      outcomes[static_cast<std::size_t>(i)].process.emplace(sys::run_process(argv, process));
+    });
+  }
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    while (!finished) {
+      std::size_t done = 0, failed = 0;
+      for (auto& shard : progress) {
+        poll(shard);
+        done += shard.done;
+        failed += shard.failed;
+      }
+      display.show(job.name, done, job.total_tests, failed, false);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  for (auto& thread : threads) thread.join();
+  finished = true;
+  watcher.join();
+
+  std::vector<Report> reports;
+  for (int i = 0; i < shards; ++i) {
+    const std::string stem = stem_of(job, i, shards);
+    auto& outcome = *outcomes[static_cast<std::size_t>(i)].process;
+    if (!outcome) return fail(outcome.error());
+    const sys::ProcessResult& result = *outcome;
+    // The stderr of the shard goes beside its stdout, for the reader of the log.
+    std::ofstream(shards_dir + "/" + stem + ".log", std::ios::app) << result.stderr_text;
+    const std::string where = shards > 1 ? " (shard " + std::to_string(i) + " of " + std::to_string(shards) + ")" : "";
+    if (result.timed_out || result.term_signal != 0 || (result.exit_code != 0 && result.exit_code != 1)) {
+      crashed = true;
+      std::string how = result.timed_out       ? "timed out after " + std::to_string(options.timeout_seconds) + " s"
+                        : result.term_signal != 0 ? "was killed by signal " + std::to_string(result.term_signal)
+                                                  : "exited with code " + std::to_string(result.exit_code);
+      std::fprintf(stderr, "heapgate: %s%s %s; the tests it finished are in the report; log: %s/%s.log\n",
+                   job.path.c_str(), where.c_str(), how.c_str(), shards_dir.c_str(), stem.c_str());
+    }
+    auto report = read_report(shards_dir + "/" + stem + ".json");
+    if (!report) {
+      crashed = true;
+      std::fprintf(stderr, "heapgate: %s%s wrote no report (%s); log: %s/%s.log\n", job.path.c_str(), where.c_str(),
+                   report.error().message().c_str(), shards_dir.c_str(), stem.c_str());
+      continue;
+    }
+    reports.push_back(std::move(*report));
+  }
+  if (reports.empty()) {
+    return fail(make_error(ErrorCode::io_error, job.path, "produced no report",
+                           "see the logs in " + shards_dir + "; does the binary link heapgate::gtest_main?"));
+  }
+  auto merged = merge_reports(reports);
+  if (!merged) return merged;
+  std::size_t failed = 0;
+  for (const auto& shard : progress) failed += shard.failed;
+  display.show(job.name, merged->tests.size(), job.total_tests, failed, true);
+  return merged;
+}
+
+int run_all(const RunOptions& options) {
+  if (options.jobs < 1) return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
+  std::vector<std::string> binaries;
+  std::vector<std::string> args;
+  if (!options.ctest_dir.empty()) {
+    if (!options.command.empty()) {
+      return bad("--ctest-dir", "given together with a test binary", "pass either --ctest-dir DIR or -- BINARY [ARGS]");
+    }
+    auto found = ctest_binaries(options.ctest_dir);
+    if (!found) return bad_input(found.error());
+    binaries = *found;
+  } else {
+    if (options.command.empty()) {
+      return bad("heapgate run", "no test binary", "heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...]");
+    }
+    binaries.push_back(options.command.front());
+    args.assign(options.command.begin() + 1, options.command.end());
+  }
+
+  std::error_code ec;
+  fs::create_directories(options.report + "/shards", ec);
+  if (ec || ::access((options.report + "/shards").c_str(), W_OK) != 0) {
+    return bad_input(make_error(ErrorCode::io_error, options.report, "cannot create or write the report directory",
+                                "pass a writable --report DIR"));
+  }
+  fs::create_directories(options.baselines, ec);
+
+  std::vector<Job> jobs;
+  for (const auto& path : binaries) {
+    Job job;
+    job.path = path;
+    job.name = fs::path(path).filename().string();
+    job.args = args;
+    if (!sys::exists(path)) {
+      return bad_input(make_error(ErrorCode::io_error, path, "no such test binary", "build it first, or fix the path"));
+    }
+    if (!has_heapgate_plugin(path)) {
+      return bad_input(make_error(ErrorCode::invalid_argument, path, "does not contain heapgate's GoogleTest plugin",
+                                  "link it with heapgate::gtest_main (or call heapgate::gtest::init), see README"));
+    }
+    auto env = environment_for(path, options.mode);
+    if (!env) return bad_input(env.error());
+    job.env = *env;
+    for (const auto& arg : args) {
+      if (arg.rfind("--gtest_filter", 0) == 0) job.whole_suite = false;
+    }
+    auto total = count_tests(job);
+    if (!total) return bad_input(total.error());
+    job.total_tests = *total;
+    jobs.push_back(std::move(job));
+  }
+
+  std::vector<Report> reports;
+  bool crashed = false;
+  ProgressDisplay display(options.progress);
+  for (Job& job : jobs) {
+    // Read before the run: a malformed or newer baseline stops here, and
+    // whether it existed decides who creates it.
+    const std::string path = baseline_path(options.baselines, job.name);
+    auto baseline = read_baseline(path);
+    if (!baseline) return bad_input(baseline.error());
+    auto merged = run_job(options, job, display, crashed);
+    if (!merged) return bad_input(merged.error());
+    Report& report = *merged;
+    if (job.whole_suite && baseline->exists && report.run.complete) add_missing_tests(report, *baseline);
+    // Unsharded, the plugin creates a missing baseline itself; shards must
+    // not (each would overwrite the others), so the merged run does it here.
+    if (!baseline->exists && options.jobs > 1 && report.run.complete) {
+      Baseline created;
+      created.binary = job.name;
+      created.exists = true;
+      update_entries(created, baseline_entries(report));
+      if (!created.tests.empty()) {
+        if (auto written = write_baseline(path, created); !written) return bad_input(written.error());
+        std::fprintf(stderr, "heapgate: created %s (%zu tests)\n", path.c_str(), created.tests.size());
+      }
+    }
+    if (auto written = write_report_files(options.report, report, job.name); !written) return bad_input(written.error());
+    reports.push_back(std::move(report));
+  }
+  print_summary(stdout, reports);
+  std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(), options.report.c_str());
+  std::fflush(stdout);
+  if (crashed) return kExitBadInput;
+  return gate_exit_code(reports);
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
-  (void)app;
-  (void)exit_code;
+  auto options = std::make_shared<RunOptions>();
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run GoogleTest binaries linked with heapgate::gtest_main under the gate: exact allocation counts per test,\n"
+      "compared with the baselines; sharded over --jobs processes; reports merged into --report.");
+  run->add_option("--mode", options->mode, "How tests are measured")
+      ->check(CLI::IsMember({"off", "counters", "exact", "sampled"}))
+      ->capture_default_str();
+  run->add_option("--baselines", options->baselines, "Directory of <binary>.json baselines (a missing one is created)")
+      ->capture_default_str();
+  run->add_option("--report", options->report, "Directory for <binary>.json, .junit.xml and .md; shard logs in shards/")
+      ->capture_default_str();
+  run->add_option("-j,--jobs", options->jobs, "Processes per binary (GoogleTest sharding)")->capture_default_str();
+  run->add_flag("--strict", options->strict, "Profiling unavailable fails the gate (exit 3) instead of passing");
+  run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();
+  run->add_option("--ctest-dir", options->ctest_dir,
+                  "Run every heapgate-enabled binary of this CMake build directory's tests, once each");
+  run->add_option("--progress", options->progress, "auto: a live line on a terminal, plain lines otherwise")
+      ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
+      ->capture_default_str();
+  run->add_option("command", options->command, "-- TEST_BINARY [GTEST_ARGS...]");
+  run->footer(
+      "The binary is started with LD_PRELOAD of the system's libjemalloc.so.2 when its dynamic section does not\n"
+      "need jemalloc and it does not define mallctl itself; exact and sampled modes set MALLOC_CONF.\n"
+      "Exit codes: 0 pass, 1 regression, leak, budget or failed test, 2 bad input or a crash, 3 nothing measured\n"
+      "with --strict.\n"
+      "Example: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
+  run->callback([options, &exit_code] { exit_code = run_all(*options); });
 }
 
 }  // namespace heapgate::runner

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "gate.h"
+
+#include <dirent.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include "commands.h"
+
+namespace heapgate::runner {
+namespace {
+
+bool ends_with(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool matches_any(const std::string& name, const std::string& globs) {
+  std::size_t start = 0;
+  while (start <= globs.size()) {
+    std::size_t end = globs.find(':', start);
+    if (end == std::string::npos) end = globs.size();
+    std::string glob = globs.substr(start, end - start);
+    if (!glob.empty() && ::fnmatch(glob.c_str(), name.c_str(), 0) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::string first_line(const std::string& text) {
+  auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+}  // namespace
+
+std::string baseline_path(const std::string& baselines_dir, const std::string& binary) {
+  return baselines_dir + "/" + binary + ".json";
+}
+
+Result<std::vector<std::string>> report_files(const std::string& dir) {
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) {
+    return fail(make_error(ErrorCode::io_error, dir, std::string("cannot list the report directory: ") + std::strerror(errno),
+                           "pass the --report directory of a heapgate run"));
+  }
+  std::vector<std::string> files;
+  while (dirent* entry = ::readdir(handle)) {
+    std::string name = entry->d_name;
+    if (ends_with(name, ".json") && name.find(".shard-") == std::string::npos) files.push_back(dir + "/" + name);
+  }
+  ::closedir(handle);
+  if (files.empty()) {
+    return fail(make_error(ErrorCode::io_error, dir, "holds no heapgate report (*.json)",
+                           "run the tests first: heapgate run --report " + dir + " -- TEST_BINARY"));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void rejudge(Report& report, const Baseline& baseline) {
+  std::vector<TestRecord> kept;
+  for (TestRecord& record : report.tests) {
+    auto entry = baseline.tests.find(record.name);
+    const BaselineEntry* base = entry == baseline.tests.end() ? nullptr : &entry->second;
+    switch (record.verdict) {
+      case Verdict::leaked:
+      case Verdict::over_budget:
+      case Verdict::unavailable:
+        break;
+      case Verdict::missing:
+        if (base == nullptr) continue;
+        record.baseline = base->metrics;
+        break;
+      case Verdict::pass:
+      case Verdict::regressed:
+      case Verdict::improved:
+      case Verdict::new_test: {
+        if (record.gtest_failed || record.mode == Mode::off) break;
+        Comparison comparison = compare_to_baseline(record.metrics, base, Tolerances::for_mode(record.mode), record.mode);
+        record.verdict = comparison.verdict;
+        record.deltas = comparison.deltas;
+        record.message = comparison.verdict == Verdict::pass ? "" : comparison.explanation;
+        if (base != nullptr) {
+          record.baseline = base->metrics;
+        } else {
+          record.baseline.reset();
+        }
+        break;
+      }
+    }
+    kept.push_back(std::move(record));
+  }
+  report.tests = std::move(kept);
+}
+
+int gate_exit_code(const std::vector<Report>& reports) {
+  bool unavailable = false;
+  for (const Report& report : reports) {
+    if (!report.run.complete) return kExitGateFailed;
+    for (const TestRecord& record : report.tests) {
+      if (record.gtest_failed || is_failure(record.verdict, /*strict=*/false)) return kExitGateFailed;
+      if (record.verdict == Verdict::unavailable && report.run.strict) unavailable = true;
+    }
+  }
+  return unavailable ? kExitUnavailable : kExitOk;
+}
+
+void print_summary(std::FILE* out, const std::vector<Report>& reports) {
+  std::size_t width = 6;
+  for (const Report& report : reports) width = std::max(width, report.run.binary.size());
+  std::fprintf(out, "%-*s %6s", static_cast<int>(width), "binary", "tests");
+  for (Verdict verdict : kVerdicts) std::fprintf(out, " %11s", std::string(to_string(verdict)).c_str());
+  std::fprintf(out, " %11s\n", "gtest_fail");
+  for (const Report& report : reports) {
+    VerdictCounts counts = count_verdicts(report);
+    std::size_t gtest_failed = static_cast<std::size_t>(
+        std::count_if(report.tests.begin(), report.tests.end(), [](const TestRecord& r) { return r.gtest_failed; }));
+    std::fprintf(out, "%-*s %6zu", static_cast<int>(width), report.run.binary.c_str(), counts.total);
+    for (Verdict verdict : kVerdicts) std::fprintf(out, " %11zu", counts[verdict]);
+    std::fprintf(out, " %11zu%s\n", gtest_failed, report.run.complete ? "" : "  (incomplete: the binary crashed)");
+  }
+  for (const Report& report : reports) {
+    if (report.run.mode == "off" && !report.run.unavailable_reason.empty()) {
+      std::fprintf(out, "%s: nothing measured: %s\n", report.run.binary.c_str(), report.run.unavailable_reason.c_str());
+    }
+    for (const TestRecord& record : report.tests) {
+      // New tests are counted in the table; listing each would bury the failures.
+      if ((record.verdict == Verdict::pass || record.verdict == Verdict::new_test) && !record.gtest_failed) continue;
+      std::string why = record.gtest_failed ? "failed its own assertions" : first_line(record.message);
+      std::fprintf(out, "  %-11s %s%s%s\n", std::string(to_string(record.verdict)).c_str(), record.name.c_str(),
+                   why.empty() ? "" : ": ", why.c_str());
+    }
+  }
+}
+
+bool matches_test_filter(const std::string& name, const std::string& filter) {
+  if (filter.empty()) return true;
+  std::string positive = filter;
+  std::string negative;
+  if (auto dash = filter.find('-'); dash != std::string::npos) {
+    positive = filter.substr(0, dash);
+    negative = filter.substr(dash + 1);
+  }
+  if (!positive.empty() && !matches_any(name, positive)) return false;
+  return negative.empty() || !matches_any(name, negative);
+}
+
+}  // namespace heapgate::runner

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// What run, compare and accept share: judging reports against baselines,
+// the summary table, the gate's exit code, and test-name patterns.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "heapgate/baseline.h"
+#include "heapgate/error.h"
+#include "heapgate/report.h"
+
+namespace heapgate::runner {
+
+/// The baseline file of a test binary: `<dir>/<binary>.json`.
+std::string baseline_path(const std::string& baselines_dir, const std::string& binary);
+
+/// The merged reports in a report directory: every `<dir>/*.json` except
+/// shard reports (`*.shard-*`), sorted by name. Errors: `io_error` naming the
+/// directory when it cannot be listed or holds no report.
+Result<std::vector<std::string>> report_files(const std::string& dir);
+
+/// Judges `report` again against `baseline`, as the plugin would have: the
+/// verdicts that do not depend on a baseline (leaked, over_budget,
+/// unavailable, and tests that failed their own assertions) stay; the others
+/// (pass, regressed, improved, new) are recomputed with the run's tolerances
+/// or the entry's own; `missing` records whose test left the baseline are
+/// dropped.
+void rejudge(Report& report, const Baseline& baseline);
+
+/// The gate's exit code over reports (design.md §6): 1 when any test
+/// regressed, leaked, went over budget or failed its own assertions, or a
+/// report is incomplete (the binary crashed); else 3 when a strict run could
+/// measure nothing; else 0.
+int gate_exit_code(const std::vector<Report>& reports);
+
+/// Prints one line per report (binary: tests and the count per verdict), then
+/// each test that did not pass with the first line of its explanation.
+void print_summary(std::FILE* out, const std::vector<Report>& reports);
+
+/// GoogleTest's filter syntax: `POSITIVE[-NEGATIVE]`, each a `:`-separated
+/// list of globs (`*`, `?`). An empty pattern matches everything.
+bool matches_test_filter(const std::string& name, const std::string& filter);
+
+}  // namespace heapgate::runner

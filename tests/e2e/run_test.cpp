@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// `heapgate run`, `compare` and `accept` end to end: the built executable
+// gating tests/e2e/sample_suite (linked with jemalloc, and a twin without it).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "heapgate/baseline.h"
+#include "heapgate/report.h"
+#include "sys/sys.h"
+#include "test_support.h"
+
+namespace heapgate {
+namespace {
+
+// Deterministic tests of the sample suite: single-threaded, no leaks, no
+// failures (Sample.Threads' peak depends on how its threads interleave).
+constexpr const char* kCleanTests =
+    "--gtest_filter=Sample.Clean:Sample.Counted:Sample.WithinBudget:SampleTyped/*:Counts/*";
+
+sys::ProcessResult heapgate_cli(std::vector<std::string> args, std::vector<std::string> env = {}) {
+  args.insert(args.begin(), HEAPGATE_CLI_PATH);
+  sys::ProcessOptions options;
+  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX"};
+  options.extra_env = std::move(env);
+  auto ran = sys::run_process(args, options);
+  EXPECT_TRUE(ran) << ran.error().message();
+  return ran ? *ran : sys::ProcessResult{};
+}
+
+const TestRecord* find(const Report& report, const std::string& name) {
+  for (const auto& record : report.tests) {
+    if (record.name == name) return &record;
+  }
+  return nullptr;
+}
+
+class RunGate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HEAPGATE_REQUIRE_COUNTERS();
+    dir_ = testing::make_temp_dir();
+    baselines_ = dir_ + "/baselines";
+    report_ = dir_ + "/report";
+  }
+  sys::ProcessResult run(std::vector<std::string> extra, std::vector<std::string> env = {},
+                         const std::string& binary = "sample_suite") {
+    std::vector<std::string> args{"run", "--progress", "plain", "--baselines", baselines_, "--report", report_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--");
+    args.push_back(testing::helper_binary(binary));
+    args.push_back(kCleanTests);
+    return heapgate_cli(args, std::move(env));
+  }
+  Report report(const std::string& binary = "sample_suite") {
+    auto read = read_report(report_ + "/" + binary + ".json");
+    EXPECT_TRUE(read) << read.error().message();
+    return read ? *read : Report{};
+  }
+  std::string dir_, baselines_, report_;
+};
+
+TEST_F(RunGate, FirstRunCreatesTheBaselineThenARegressionFailsAndAcceptRoundTrips) {
+  auto first = run({});
+  EXPECT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
+  EXPECT_TRUE(sys::exists(baselines_ + "/sample_suite.json"));
+  EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::new_test);
+  // Progress as plain lines when stderr is not a terminal.
+  EXPECT_NE(first.stderr_text.find("heapgate: sample_suite: 8/8 tests, 0 failing"), std::string::npos)
+      << first.stderr_text;
+
+  auto second = run({});
+  EXPECT_EQ(second.exit_code, 0) << second.stdout_text;
+  EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::pass);
+
+  // Two more allocations: the gate fails and says which test.
+  auto regressed = run({}, {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text;
+  EXPECT_NE(regressed.stdout_text.find("regressed   Sample.Counted"), std::string::npos) << regressed.stdout_text;
+  EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::regressed);
+  EXPECT_TRUE(sys::exists(report_ + "/sample_suite.junit.xml"));
+  EXPECT_TRUE(sys::exists(report_ + "/sample_suite.md"));
+
+  // Accept only that test; the change is printed; the next run passes.
+  auto accepted = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_, "--tests", "Sample.Counted"});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.stderr_text;
+  EXPECT_NE(accepted.stdout_text.find("Sample.Counted: allocations 7 → 9 (+2"), std::string::npos)
+      << accepted.stdout_text;
+  EXPECT_NE(accepted.stdout_text.find("0 new, 1 changed"), std::string::npos) << accepted.stdout_text;
+  auto baseline = read_baseline(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(baseline);
+  EXPECT_EQ(baseline->tests.at("Sample.Counted").metrics.allocations, 9u);
+
+  auto after = run({}, {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(after.exit_code, 0) << after.stdout_text;
+}
+
+TEST_F(RunGate, ShardedRunEqualsUnshardedRun) {
+  auto whole = run({"--jobs", "1"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.stdout_text << whole.stderr_text;
+  Report unsharded = report();
+  auto created = sys::read_file(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(created);
+
+  baselines_ = dir_ + "/baselines-sharded";
+  report_ = dir_ + "/report-sharded";
+  auto sharded_run = run({"--jobs", "3"});
+  ASSERT_EQ(sharded_run.exit_code, 0) << sharded_run.stdout_text << sharded_run.stderr_text;
+  Report sharded = report();
+  EXPECT_TRUE(sys::exists(report_ + "/shards/sample_suite.shard-2-of-3.json"));
+
+  ASSERT_EQ(sharded.tests.size(), unsharded.tests.size());
+  for (std::size_t i = 0; i < sharded.tests.size(); ++i) {
+    EXPECT_EQ(sharded.tests[i].name, unsharded.tests[i].name);
+    EXPECT_EQ(sharded.tests[i].verdict, unsharded.tests[i].verdict) << sharded.tests[i].name;
+    EXPECT_EQ(sharded.tests[i].metrics, unsharded.tests[i].metrics) << sharded.tests[i].name;
+  }
+  // The runner created the baseline from the merged shards: the same file.
+  auto from_shards = sys::read_file(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(from_shards);
+  EXPECT_EQ(*from_shards, *created);
+}
+
+TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
+  std::vector<std::string> args{"run", "--progress", "none", "--baselines", baselines_, "--report", report_,
+                                "--", testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks"};
+  auto r = heapgate_cli(args);
+  EXPECT_EQ(r.exit_code, 1) << r.stdout_text;
+  const TestRecord* leaks = find(report(), "Sample.Leaks");
+  ASSERT_NE(leaks, nullptr);
+  EXPECT_EQ(leaks->verdict, Verdict::leaked);
+  EXPECT_NE(leaks->message.find("leak_three_blocks"), std::string::npos) << leaks->message;
+  EXPECT_NE(r.stdout_text.find("leaked      Sample.Leaks"), std::string::npos) << r.stdout_text;
+}
+
+TEST_F(RunGate, BinaryWithoutJemallocIsMeasuredThroughLdPreload) {
+  auto r = run({}, {}, "sample_suite_nojemalloc");
+  EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
+  Report measured = report("sample_suite_nojemalloc");
+  EXPECT_EQ(measured.run.mode, "counters");
+  const TestRecord* counted = find(measured, "Sample.Counted");
+  ASSERT_NE(counted, nullptr);
+  EXPECT_EQ(counted->verdict, Verdict::new_test);
+  EXPECT_EQ(counted->metrics.allocations, 7u);
+}
+
+TEST_F(RunGate, CompareJudgesSavedReportsAgainstTodaysBaselines) {
+  ASSERT_EQ(run({}).exit_code, 0);
+  auto same = heapgate_cli({"compare", "--baselines", baselines_, "--report", report_});
+  EXPECT_EQ(same.exit_code, 0) << same.stdout_text << same.stderr_text;
+
+  // A baseline that expected fewer allocations: the saved run regressed.
+  auto baseline = read_baseline(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(baseline);
+  baseline->tests.at("Sample.Counted").metrics.allocations = 5;
+  ASSERT_TRUE(write_baseline(baselines_ + "/sample_suite.json", *baseline));
+  auto lower = heapgate_cli({"compare", "--baselines", baselines_, "--report", report_, "-o", dir_ + "/judged"});
+  EXPECT_EQ(lower.exit_code, 1) << lower.stdout_text;
+  EXPECT_NE(lower.stdout_text.find("regressed   Sample.Counted: regressed: allocations 5 → 7"), std::string::npos)
+      << lower.stdout_text;
+  auto judged = read_report(dir_ + "/judged/sample_suite.json");
+  ASSERT_TRUE(judged);
+  EXPECT_EQ(find(*judged, "Sample.Counted")->verdict, Verdict::regressed);
+}
+
+TEST_F(RunGate, AcceptRefusesSampledEstimatesOverExactBaselinesUnlessForced) {
+  ASSERT_EQ(run({}).exit_code, 0);
+  auto before = sys::read_file(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(before);
+  auto sampled = run({"--mode", "sampled"});
+  ASSERT_NE(sampled.exit_code, 2) << sampled.stderr_text;
+  EXPECT_EQ(report().run.mode, "sampled");
+  auto refused = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.stderr_text.find("sampled"), std::string::npos) << refused.stderr_text;
+  EXPECT_NE(refused.stderr_text.find("--force"), std::string::npos) << refused.stderr_text;
+  auto unchanged = sys::read_file(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(unchanged);
+  EXPECT_EQ(*unchanged, *before);
+  auto forced = heapgate_cli({"accept", "--force", "--baselines", baselines_, "--report", report_});
+  EXPECT_EQ(forced.exit_code, 0) << forced.stderr_text;
+  auto baseline = read_baseline(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(baseline);
+  EXPECT_EQ(baseline->tests.at("Sample.Counted").mode, Mode::sampled);
+}
+
+TEST_F(RunGate, ACrashIsExitCode2AndKeepsTheFinishedTests) {
+  std::vector<std::string> args{"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--",
+                                testing::helper_binary("sample_suite"),
+                                "--gtest_filter=Sample.Clean:Sample.CrashesOnRequest"};
+  auto r = heapgate_cli(args, {"SAMPLE_CRASH=1"});
+  EXPECT_EQ(r.exit_code, 2) << r.stdout_text << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("was killed by signal"), std::string::npos) << r.stderr_text;
+  Report crashed = report();
+  EXPECT_FALSE(crashed.run.complete);
+  EXPECT_NE(find(crashed, "Sample.Clean"), nullptr);
+}
+
+TEST_F(RunGate, CtestDirectoryRunsEachHeapgateBinaryOnce) {
+  const std::string build = dir_ + "/build";
+  std::filesystem::create_directories(build);
+  ASSERT_TRUE(sys::write_file_atomic(
+      build + "/CTestTestfile.cmake",
+      "add_test(clean \"" + testing::helper_binary("sample_suite") + "\" \"" + kCleanTests + "\")\n" +
+          "add_test(again \"" + testing::helper_binary("sample_suite") + "\" \"--gtest_filter=Sample.Clean\")\n" +
+          "add_test(other \"" + testing::helper_binary("heap_workload") + "\")\n"));
+  auto r = heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--ctest-dir",
+                         build, "--jobs", "2"});
+  // The whole sample suite runs, with its failing tests.
+  EXPECT_EQ(r.exit_code, 1) << r.stdout_text << r.stderr_text;
+  EXPECT_TRUE(sys::exists(report_ + "/sample_suite.json"));
+  EXPECT_FALSE(sys::exists(report_ + "/heap_workload.json"));
+  EXPECT_EQ(find(report(), "Sample.AssertionFails")->gtest_failed, true);
+}
+
+TEST(RunBadInput, EachGivesOneClearLineAndExitCode2) {
+  const std::string dir = testing::make_temp_dir();
+  auto missing = heapgate_cli({"run", "--report", dir + "/r", "--", dir + "/no_such_tests"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.stderr_text.find("no_such_tests: no such test binary"), std::string::npos) << missing.stderr_text;
+
+  auto plain = heapgate_cli({"run", "--report", dir + "/r", "--", testing::helper_binary("heap_workload")});
+  EXPECT_EQ(plain.exit_code, 2);
+  EXPECT_NE(plain.stderr_text.find("does not contain heapgate's GoogleTest plugin"), std::string::npos)
+      << plain.stderr_text;
+
+  auto none = heapgate_cli({"run"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.stderr_text.find("no test binary"), std::string::npos) << none.stderr_text;
+
+  // A report directory that cannot be created (under a regular file).
+  ASSERT_TRUE(sys::write_file_atomic(dir + "/file", "x"));
+  auto unwritable = heapgate_cli({"run", "--report", dir + "/file/r", "--", testing::helper_binary("sample_suite")});
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_NE(unwritable.stderr_text.find(dir + "/file/r"), std::string::npos) << unwritable.stderr_text;
+
+  // Malformed and newer baselines stop the run before anything is written.
+  for (const char* content : {"{not json", "{\"binary\": \"sample_suite\", \"schema\": \"heapgate.baseline/9\", \"tests\": {}}"}) {
+    const std::string baselines = dir + "/baselines";
+    std::filesystem::create_directories(baselines);
+    ASSERT_TRUE(sys::write_file_atomic(baselines + "/sample_suite.json", content));
+    auto bad = heapgate_cli({"run", "--baselines", baselines, "--report", dir + "/r2", "--",
+                             testing::helper_binary("sample_suite"), kCleanTests});
+    EXPECT_EQ(bad.exit_code, 2) << bad.stdout_text;
+    EXPECT_NE(bad.stderr_text.find(baselines + "/sample_suite.json"), std::string::npos) << bad.stderr_text;
+    auto kept = sys::read_file(baselines + "/sample_suite.json");
+    ASSERT_TRUE(kept);
+    EXPECT_EQ(*kept, content);
+    EXPECT_FALSE(sys::exists(dir + "/r2/sample_suite.json"));
+  }
+
+  auto no_report = heapgate_cli({"compare", "--report", dir + "/empty"});
+  EXPECT_EQ(no_report.exit_code, 2);
+  EXPECT_NE(no_report.stderr_text.find(dir + "/empty"), std::string::npos) << no_report.stderr_text;
+}
+
+}  // namespace
+}  // namespace heapgate

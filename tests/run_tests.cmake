@@ -1,0 +1,9 @@
+# SPDX-License-Identifier: MIT
+# `heapgate run`, `compare` and `accept` end to end, on the sample suite.
+if(NOT TARGET heapgate_cli OR NOT TARGET sample_suite)
+  return()
+endif()
+heapgate_add_test(run_test JEMALLOC
+  SOURCES e2e/run_test.cpp LABELS e2e runner
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
+add_dependencies(run_test heapgate_cli sample_suite sample_suite_nojemalloc heap_workload)
