@@ -324,6 +324,23 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
   return merged;
 }
 
+// The heap profiles that explain failures are written under TMPDIR by the
+// plugin's re-runs; copied beside the reports, they travel with them as one
+// CI artifact. Paths in the report become relative to the report directory.
+void collect_profiles(const std::string& report_dir, Report& report) {
+  const std::string relative_dir = "profiles/" + report.run.binary;
+  for (TestRecord& record : report.tests) {
+    for (std::string& profile : record.profiles) {
+      std::error_code ec;
+      if (!fs::is_regular_file(profile, ec)) continue;
+      fs::create_directories(report_dir + "/" + relative_dir, ec);
+      const std::string relative = relative_dir + "/" + fs::path(profile).filename().string();
+      fs::copy_file(profile, report_dir + "/" + relative, fs::copy_options::overwrite_existing, ec);
+      if (!ec) profile = relative;
+    }
+  }
+}
+
 int run_all(const RunOptions& options) {
   if (options.jobs < 1) return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
   std::vector<std::string> binaries;
@@ -401,6 +418,7 @@ int run_all(const RunOptions& options) {
         std::fprintf(stderr, "heapgate: created %s (%zu tests)\n", path.c_str(), created.tests.size());
       }
     }
+    collect_profiles(options.report, report);
     if (auto written = write_report_files(options.report, report, job.name); !written) return bad_input(written.error());
     reports.push_back(std::move(report));
   }

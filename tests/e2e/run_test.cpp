@@ -135,6 +135,10 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
   EXPECT_EQ(leaks->verdict, Verdict::leaked);
   EXPECT_NE(leaks->message.find("leak_three_blocks"), std::string::npos) << leaks->message;
   EXPECT_NE(r.stdout_text.find("leaked      Sample.Leaks"), std::string::npos) << r.stdout_text;
+  // The explaining profile travels with the report.
+  ASSERT_FALSE(leaks->profiles.empty());
+  EXPECT_EQ(leaks->profiles.front().rfind("profiles/sample_suite/", 0), 0u) << leaks->profiles.front();
+  EXPECT_TRUE(sys::exists(report_ + "/" + leaks->profiles.front()));
 }
 
 TEST_F(RunGate, BinaryWithoutJemallocIsMeasuredThroughLdPreload) {
