@@ -103,21 +103,17 @@ int accept_report(const AcceptOptions& options, const Report& report) {
 }
 
 int run_accept(const AcceptOptions& options) {
-  auto files = report_files(options.report);
-  if (!files) return bad_input(files.error());
   // Everything is read before anything is written: a bad report leaves
   // every baseline as it was.
-  std::vector<Report> reports;
-  for (const auto& file : *files) {
-    auto report = read_report(file);
-    if (!report) return bad_input(report.error());
-    if (!report->run.complete) {
-      return bad_input(make_error(ErrorCode::invalid_argument, file, "is the report of a run that crashed",
-                                  "fix the crash and run again before accepting"));
+  auto reports = read_reports(options.report);
+  if (!reports) return bad_input(reports.error());
+  for (const Report& report : *reports) {
+    if (!report.run.complete) {
+      return bad_input(make_error(ErrorCode::invalid_argument, options.report + "/" + report.run.binary + ".json",
+                                  "is the report of a run that crashed", "fix the crash and run again before accepting"));
     }
-    reports.push_back(std::move(*report));
   }
-  for (const Report& report : reports) {
+  for (const Report& report : *reports) {
     if (int code = accept_report(options, report); code != kExitOk) return code;
   }
   std::fflush(stdout);

@@ -22,27 +22,23 @@ struct CompareOptions {
 };
 
 int run_compare(const CompareOptions& options) {
-  auto files = report_files(options.report);
-  if (!files) return bad_input(files.error());
-  std::vector<Report> reports;
-  for (const auto& file : *files) {
-    auto report = read_report(file);
-    if (!report) return bad_input(report.error());
-    auto baseline = read_baseline(baseline_path(options.baselines, report->run.binary));
+  auto reports = read_reports(options.report);
+  if (!reports) return bad_input(reports.error());
+  for (Report& report : *reports) {
+    auto baseline = read_baseline(baseline_path(options.baselines, report.run.binary));
     if (!baseline) return bad_input(baseline.error());
-    rejudge(*report, *baseline);
-    reports.push_back(std::move(*report));
+    rejudge(report, *baseline);
   }
   if (!options.output.empty()) {
-    for (const Report& report : reports) {
+    for (const Report& report : *reports) {
       if (auto written = write_report_files(options.output, report, report.run.binary); !written) {
         return bad_input(written.error());
       }
     }
   }
-  print_summary(stdout, reports);
+  print_summary(stdout, *reports);
   std::fflush(stdout);
-  return gate_exit_code(reports);
+  return gate_exit_code(*reports);
 }
 
 }  // namespace

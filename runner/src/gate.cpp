@@ -42,7 +42,7 @@ std::string baseline_path(const std::string& baselines_dir, const std::string& b
   return baselines_dir + "/" + binary + ".json";
 }
 
-Result<std::vector<std::string>> report_files(const std::string& dir) {
+Result<std::vector<Report>> read_reports(const std::string& dir) {
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) {
     return fail(make_error(ErrorCode::io_error, dir, std::string("cannot list the report directory: ") + std::strerror(errno),
@@ -59,7 +59,13 @@ Result<std::vector<std::string>> report_files(const std::string& dir) {
                            "run the tests first: heapgate run --report " + dir + " -- TEST_BINARY"));
   }
   std::sort(files.begin(), files.end());
-  return files;
+  std::vector<Report> reports;
+  for (const auto& file : files) {
+    auto report = read_report(file);
+    if (!report) return fail(report.error());
+    reports.push_back(std::move(*report));
+  }
+  return reports;
 }
 
 void rejudge(Report& report, const Baseline& baseline) {

@@ -17,10 +17,11 @@ namespace heapgate::runner {
 /// The baseline file of a test binary: `<dir>/<binary>.json`.
 std::string baseline_path(const std::string& baselines_dir, const std::string& binary);
 
-/// The merged reports in a report directory: every `<dir>/*.json` except
-/// shard reports (`*.shard-*`), sorted by name. Errors: `io_error` naming the
-/// directory when it cannot be listed or holds no report.
-Result<std::vector<std::string>> report_files(const std::string& dir);
+/// Reads the merged reports of a report directory: every `<dir>/*.json`
+/// except shard reports (`*.shard-*`), sorted by file name. Errors:
+/// `io_error` naming the directory when it cannot be listed or holds no
+/// report; a report's own read error, naming the file.
+Result<std::vector<Report>> read_reports(const std::string& dir);
 
 /// Judges `report` again against `baseline`, as the plugin would have: the
 /// verdicts that do not depend on a baseline (leaked, over_budget,
