@@ -17,11 +17,15 @@ target_link_libraries(sample_suite_nojemalloc PRIVATE heapgate::gtest_main heapg
 heapgate_add_test(gtest_plugin_test JEMALLOC SOURCES e2e/gtest_plugin_test.cpp LABELS e2e gtest_plugin)
 add_dependencies(gtest_plugin_test sample_suite sample_suite_nojemalloc)
 
-# ci/gate.sh on the sample suite: the gate's exit code, reports and step summary.
+# ci/gate.sh on the sample suite through the heapgate CLI: the gate's exit
+# code, reports, HTML page and step summary.
+if(TARGET heapgate_cli)
 add_test(NAME ci_gate_script
   COMMAND ${CMAKE_COMMAND}
     -DGATE=${PROJECT_SOURCE_DIR}/ci/gate.sh
+    -DHEAPGATE=$<TARGET_FILE:heapgate_cli>
     -DSUITE=$<TARGET_FILE:sample_suite>
     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/ci-gate
     -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ci_gate_check.cmake)
 set_tests_properties(ci_gate_script PROPERTIES LABELS "e2e;gtest_plugin")
+endif()

@@ -2,12 +2,14 @@
 // heapgate: allocation regression gates for C++ test suites.
 // `heapgate diff`: the local leak hunt. heapgate's own symbolic diff works
 // across processes; --format jeprof runs `jeprof --base` on the base profile
-// rebased onto the current one's address-space layout.
+// rebased onto the current one's address-space layout; --format svg draws a
+// differential flame graph with heapgate's own renderer (no Perl needed).
 #include <cstddef>
 #include <memory>
 #include <string>
 
 #include "heapgate/diff.h"
+#include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
@@ -57,7 +59,16 @@ int run_diff(const DiffOptions& options) {
   } else {
     auto metric = parse_metric(options.metric);
     if (!metric) return bad_input(metric.error());
-    text = render_folded(diff, *metric);
+    if (options.format == "svg") {
+      FlamegraphOptions svg;
+      svg.title = "heapgate diff: " + std::string(to_string(*metric));
+      svg.subtitle = options.base + " \xE2\x86\x92 " + options.current;
+      svg.unit = std::string(flame_unit(*metric));
+      svg.differential = true;
+      text = render_flamegraph_svg(flame_stacks(diff, *metric), svg);
+    } else {
+      text = render_folded(diff, *metric);
+    }
   }
   auto written = emit(options.output, text);
   return written ? kExitOk : bad_input(written.error());
@@ -71,10 +82,11 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       "diff", "Compare two heap profiles (heap_v2) by symbolic call stack; works across processes of one build.");
   diff->add_option("base", options->base, "The earlier profile")->required()->check(CLI::ExistingFile);
   diff->add_option("current", options->current, "The later profile")->required()->check(CLI::ExistingFile);
-  diff->add_option("--format", options->format, "text (per-stack deltas), folded (flame-graph input) or jeprof")
-      ->check(CLI::IsMember({"text", "folded", "jeprof"}))
+  diff->add_option("--format", options->format,
+                   "text (per-stack deltas), folded (flame-graph input), svg (differential flame graph) or jeprof")
+      ->check(CLI::IsMember({"text", "folded", "svg", "jeprof"}))
       ->capture_default_str();
-  diff->add_option("--metric", options->metric, "What folded output counts")
+  diff->add_option("--metric", options->metric, "What folded and svg output count")
       ->check(CLI::IsMember({"live_objects", "live_bytes", "accum_objects", "accum_bytes"}))
       ->capture_default_str();
   diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// `heapgate report merge|junit|markdown`: shard reports into one, and one
-// report into the formats CI systems read.
+// `heapgate report merge|junit|markdown|html`: shard reports into one, and one
+// report into the formats CI systems read (html: a page with flame graphs).
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +38,8 @@ int run_report(const ReportOptions& options) {
     text = to_json(*merged);
   } else if (options.action == "junit") {
     text = to_junit_xml(*merged);
+  } else if (options.action == "html") {
+    text = to_html(*merged);
   } else {
     text = to_markdown(*merged);
   }
@@ -51,10 +53,10 @@ int run_report(const ReportOptions& options) {
 void add_report_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* report = app.add_subcommand(
-      "report", "Turn heapgate.report/1 JSON into one merged report, JUnit XML or a Markdown CI summary.");
-  report->add_option("action", options->action, "merge, junit or markdown")
+      "report", "Turn heapgate.report/1 JSON into one merged report, JUnit XML, a Markdown CI summary or an HTML page.");
+  report->add_option("action", options->action, "merge, junit, markdown or html (one page, flame graphs inline)")
       ->required()
-      ->check(CLI::IsMember({"merge", "junit", "markdown"}));
+      ->check(CLI::IsMember({"merge", "junit", "markdown", "html"}));
   report->add_option("reports", options->inputs, "Report files (.json or a report directory)")->required();
   report->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");
   report->callback([options, &exit_code] { exit_code = run_report(*options); });

@@ -54,6 +54,29 @@ TEST_F(RunnerDiff, FoldedOutputToAFile) {
   EXPECT_NE(text->find("main;(anonymous namespace)::injected_leak(int) 3\n"), std::string::npos) << *text;
 }
 
+TEST_F(RunnerDiff, SvgIsADifferentialFlameGraphOfTheDiff) {
+  const std::string out = dir_ + "/diff.svg";
+  auto r = heapgate_cli({"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "svg", "--metric",
+                         "accum_objects", "-o", out});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  auto svg = sys::read_file(out);
+  ASSERT_TRUE(svg);
+  EXPECT_EQ(svg->rfind("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n<svg ", 0), 0u);
+  ASSERT_GE(svg->size(), 7u);
+  EXPECT_EQ(svg->substr(svg->size() - 7), "</svg>\n");
+  // The same stacks as --format folded, with signed tooltips and diff colours.
+  EXPECT_NE(svg->find("<title>(anonymous namespace)::injected_extra(int) (+7 objects, "), std::string::npos) << *svg;
+  EXPECT_NE(svg->find("<title>(anonymous namespace)::injected_leak(int) (+3 objects, "), std::string::npos) << *svg;
+  EXPECT_NE(svg->find("<title>all (+10 objects, 100.00%)</title>"), std::string::npos) << *svg;
+  EXPECT_NE(svg->find("red grew, blue shrank"), std::string::npos);
+  EXPECT_EQ(svg->find("steady_work"), std::string::npos);
+  // Deterministic: stdout gets the same bytes.
+  auto again = heapgate_cli({"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "svg", "--metric",
+                             "accum_objects"});
+  EXPECT_EQ(again.exit_code, 0) << again.stderr_text;
+  EXPECT_EQ(again.stdout_text, *svg);
+}
+
 TEST_F(RunnerDiff, JeprofFormatRebasesTheBase) {
   HEAPGATE_REQUIRE_PROGRAM("jeprof");
   auto r = heapgate_cli({"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "jeprof", "--binary",
@@ -113,6 +136,39 @@ TEST(RunnerReport, MergesShardsAndRendersJUnitAndMarkdown) {
                            dir + "/sample_suite.shard-1-of-2.json"});
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_NE(two.stderr_text.find("merge"), std::string::npos) << two.stderr_text;
+}
+
+TEST(RunnerReport, RendersAnHtmlPageWithTheLeaksFlameGraph) {
+  HEAPGATE_REQUIRE_PROFILING();
+  const std::string dir = testing::make_temp_dir();
+  sys::ProcessOptions options;
+  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "HEAPGATE_MODE"};
+  auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--heapgate_report=" + dir,
+                               "--gtest_filter=Sample.Clean:Sample.Leaks"},
+                              options);
+  ASSERT_TRUE(ran) << ran.error().message();
+  EXPECT_EQ(ran->exit_code, 1) << ran->stdout_text << ran->stderr_text;
+  auto html = heapgate_cli({"report", "html", dir + "/sample_suite.json", "-o", dir + "/report.html"});
+  EXPECT_EQ(html.exit_code, 0) << html.stderr_text;
+  auto page = sys::read_file(dir + "/report.html");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(page->find("<code>Sample.Leaks</code> <span class=\"badge v-leaked\">leaked</span>"), std::string::npos)
+      << *page;
+  EXPECT_NE(page->find("<code>Sample.Clean</code>"), std::string::npos);
+  // The leak's stack, as text and as a flame graph frame with its live bytes.
+  const std::size_t svg = page->find("<svg");
+  ASSERT_NE(svg, std::string::npos);
+  EXPECT_NE(page->find("leak_three_blocks() (+288 bytes, ", svg), std::string::npos) << page->substr(svg);
+  // The page is to_html() of the report the CLI read.
+  auto report = read_report(dir + "/sample_suite.json");
+  ASSERT_TRUE(report) << report.error().message();
+  auto merged = merge_reports({*report});
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(*page, to_html(*merged));
+  auto wrong = heapgate_cli({"report", "pdf", dir + "/sample_suite.json"});
+  EXPECT_EQ(wrong.exit_code, 2);
+  EXPECT_NE(wrong.stderr_text.find("html"), std::string::npos) << wrong.stderr_text;
 }
 
 TEST(RunnerHelp, ReadsLikeAManPage) {

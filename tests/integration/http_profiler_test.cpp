@@ -469,6 +469,42 @@ TEST(HttpProfiler, FoldedAndDiffByHeapgate) {
   EXPECT_NE(body_of(t, "/heapgate/diff?format=folded", 200).find("allocate_during_run"), std::string::npos);
 }
 
+TEST(HttpProfiler, FlamegraphByHeapgate) {
+  HEAPGATE_REQUIRE_PROFILING();
+  TestServer t;
+  ASSERT_TRUE(t.server);
+  EXPECT_EQ(body_of(t, "/heapgate/download/flamegraph", 400), "Cannot access raw profile: Not yet generated.\n");
+  start_ok(t);
+  allocate_during_run();
+  std::string id = stop_ok(t)["id"];
+  auto svg = t.get("/heapgate/download/flamegraph?id=" + id + "&metric=live_objects");
+  ASSERT_TRUE(svg);
+  ASSERT_EQ(svg->status, 200) << svg->body;
+  EXPECT_EQ(svg->get_header_value("Content-Type"), "image/svg+xml");
+  EXPECT_EQ(svg->body.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n<svg ", 0), 0u);
+  EXPECT_EQ(svg->body.substr(svg->body.size() - 7), "</svg>\n");
+  EXPECT_NE(svg->body.find("heapgate: run " + id + ", live_objects"), std::string::npos);
+  // The 100 blocks kept by allocate_during_run are a frame, with a tooltip in objects.
+  const std::size_t frame = svg->body.find("allocate_during_run() (");
+  ASSERT_NE(frame, std::string::npos) << svg->body;
+  EXPECT_NE(svg->body.find(" objects, ", frame), std::string::npos);
+  // Latest run without an id; live_bytes by default.
+  std::string latest = body_of(t, "/heapgate/download/flamegraph", 200);
+  EXPECT_NE(latest.find("heapgate: run " + id + ", live_bytes"), std::string::npos);
+  EXPECT_NE(latest.find(" bytes, "), std::string::npos);
+  // The checks of /heapgate/download/folded.
+  EXPECT_EQ(body_of(t, "/heapgate/download/flamegraph?metric=bogus", 400).rfind("Invalid parameter 'metric': ", 0), 0u);
+  EXPECT_EQ(body_of(t, "/heapgate/download/flamegraph?id=1", 400), "Cannot serve requested id #1.\n");
+  EXPECT_EQ(body_of(t, "/heapgate/download/flamegraph?id=12abc", 400),
+            "Invalid parameter 'id': Garbage after parsed id.\n");
+  start_ok(t);
+  EXPECT_EQ(body_of(t, "/heapgate/download/flamegraph", 400),
+            "A profiling run is currently in progress. To download results of the previous run, please pass an 'id' "
+            "explicitly.\n");
+  EXPECT_EQ(body_of(t, "/heapgate/download/flamegraph?id=" + id, 200).rfind("<?xml", 0), 0u);
+  stop_ok(t);
+}
+
 TEST(HttpEnvironment, ParsesAddressAndToken) {
   ::setenv("HEAPGATE_HTTP", "0.0.0.0:6060", 1);
   ::setenv("HEAPGATE_HTTP_TOKEN", "tok", 1);

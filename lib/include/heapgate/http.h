@@ -58,6 +58,9 @@ Result<HttpOptions> http_options_from_environment();
 ///   `heap_profile?active=true|false`, `heap_profile?trigger_dump=true` and
 ///   `heap_profile` (status), as libmtev's `/mtev/heap_profile`;
 ///   `download/folded?id=&metric=` (flame-graph lines symbolized by heapgate);
+///   `download/flamegraph?id=&metric=` (the same stacks drawn as an SVG flame
+///   graph by heapgate itself, `image/svg+xml`; no jeprof or Perl needed; the
+///   `id` and `metric` errors as for `download/folded`);
 ///   `diff?metric=&format=text|folded` (the latest run against the one before).
 ///
 /// A run starts with `prof.reset`, so its profile holds only what was allocated

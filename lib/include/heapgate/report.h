@@ -214,6 +214,16 @@ std::string to_junit_xml(const Report& report);
 /// become spaces. Pure.
 std::string to_markdown(const Report& report);
 
+/// One self-contained HTML page (inline CSS and SVG, no external resources,
+/// works offline): a headline with the count per verdict, the run, a table of
+/// all tests (problems first) with each metric as baseline → current, delta
+/// and limit, then a section per test that regressed, leaked or is over
+/// budget: its message, its top stacks (StackSummary, innermost frame first)
+/// and a differential flame graph of them (render_flamegraph_svg), in the
+/// metric that explains the verdict (live bytes for a leak, allocated bytes
+/// otherwise). Every text from the report is escaped. Pure.
+std::string to_html(const Report& report);
+
 /// Writes `<stem>.json`, `<stem>.junit.xml` and `<stem>.md` atomically into
 /// `dir`, creating `dir` if needed. Errors: `io_error` naming the directory,
 /// with a fix, when it cannot be created or written.

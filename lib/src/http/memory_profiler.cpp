@@ -18,6 +18,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/diff.h"
+#include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
@@ -546,21 +547,42 @@ tl::expected<NormalizedProfile, Reply> normalized(const DiskArtifact& artifact, 
 
 }  // namespace
 
-Reply MemoryProfiler::download_folded(const QueryParams& params) {
+tl::expected<MemoryProfiler::LatestProfile, Reply> MemoryProfiler::latest_profile(const QueryParams& params) {
   auto metric = metric_param(params);
-  if (!metric) return metric.error();
+  if (!metric) return tl::make_unexpected(metric.error());
   std::shared_ptr<const DiskArtifact> raw;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto latest = latest_raw_for(params, "Cannot access raw profile: ");
-    if (!latest) return latest.error();
+    if (!latest) return tl::make_unexpected(latest.error());
     raw = *latest;
   }
   // Symbolized off the lock; `raw` keeps the file until this is done.
   Symbolizer symbolizer;
   auto profile = normalized(*raw, symbolizer);
-  if (!profile) return profile.error();
-  return text_reply(200, render_folded(*profile, *metric));
+  if (!profile) return tl::make_unexpected(profile.error());
+  return LatestProfile{raw->id, *metric, std::move(*profile)};
+}
+
+Reply MemoryProfiler::download_folded(const QueryParams& params) {
+  auto latest = latest_profile(params);
+  if (!latest) return latest.error();
+  return text_reply(200, render_folded(latest->profile, latest->metric));
+}
+
+Reply MemoryProfiler::download_flamegraph(const QueryParams& params) {
+  auto latest = latest_profile(params);
+  if (!latest) return latest.error();
+  const NormalizedProfile& profile = latest->profile;
+  const Metric metric = latest->metric;
+  FlamegraphOptions options;
+  options.title = "heapgate: run " + std::to_string(latest->id) + ", " + std::string(to_string(metric));
+  options.subtitle = profile.sampled() ? "estimated from a sampled profile" : "";
+  options.unit = std::string(flame_unit(metric));
+  Reply r;
+  r.content_type = "image/svg+xml";
+  r.body = render_flamegraph_svg(flame_stacks(profile, metric), options);
+  return r;
 }
 
 Reply MemoryProfiler::diff(const QueryParams& params) {

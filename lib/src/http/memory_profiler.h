@@ -16,7 +16,9 @@
 #include <string>
 #include <thread>
 
+#include "heapgate/diff.h"
 #include "heapgate/http.h"
+#include "heapgate/normalize.h"
 
 namespace heapgate::detail {
 
@@ -82,6 +84,7 @@ class MemoryProfiler {
   // heapgate's extensions under /heapgate/.
   Reply heap_profile(const QueryParams& params);
   Reply download_folded(const QueryParams& params);
+  Reply download_flamegraph(const QueryParams& params);
   Reply diff(const QueryParams& params);
 
  private:
@@ -99,6 +102,14 @@ class MemoryProfiler {
   // Resolves `id` against the latest raw profile, as Mesos' download checks do.
   tl::expected<std::shared_ptr<const DiskArtifact>, Reply> latest_raw_for(const QueryParams& params,
                                                                          const char* missing_prefix);
+  // The latest finished run's profile, symbolized, and the `metric`
+  // parameter: what the folded and flame-graph downloads draw.
+  struct LatestProfile {
+    std::time_t id;
+    Metric metric;
+    NormalizedProfile profile;
+  };
+  tl::expected<LatestProfile, Reply> latest_profile(const QueryParams& params);
   Reply generate_with_jeprof(Download kind, std::shared_ptr<const DiskArtifact> raw);
   Reply serve_file(const std::shared_ptr<const DiskArtifact>& artifact);
 

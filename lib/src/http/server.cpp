@@ -170,6 +170,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
   route("/heapgate/heap_profile", [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
   route("/heapgate/download/folded",
         [&profiler](const httplib::Request& r) { return profiler.download_folded(query_of(r)); });
+  route("/heapgate/download/flamegraph",
+        [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
   route("/heapgate/diff", [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
 
   // httplib's default sets SO_REUSEPORT, under which a second process (or a

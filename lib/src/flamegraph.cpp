@@ -1,0 +1,463 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Folded stacks in, SVG flame graphs out: flamegraph.pl's picture without Perl,
+// so reports and endpoints can draw one wherever heapgate runs.
+#include "heapgate/flamegraph.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <map>
+
+#include "markup.h"
+
+namespace heapgate {
+namespace {
+
+// flamegraph.pl's defaults: 10 px side margins, Verdana 12 px whose average
+// glyph is ~0.59 em wide. Text is truncated with this estimate, so it need not
+// be exact, only never too small.
+constexpr double kSidePad = 10;
+constexpr double kGlyphWidthEm = 0.59;
+constexpr double kFooterHeight = 30;
+
+// A number printed by to_chars: locale-independent, so the bytes of an SVG do
+// not depend on the process' setlocale.
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  std::string s(buf, r.ec == std::errc() ? r.ptr : buf);
+  if (s.empty()) s = "0";
+  return s;
+}
+
+// Coordinates: at most two decimals and no trailing zeros, to keep files small.
+std::string coord(double v) {
+  std::string s = fixed(v, 2);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  return s;
+}
+
+// "1,234,567" or "-12.5": grouped like flamegraph.pl's sample counts, one
+// decimal for estimates (sampled profiles give fractional counts).
+std::string quantity(double v, bool with_sign) {
+  const bool whole = v == std::floor(v) && std::fabs(v) < 1e15;
+  std::string digits = fixed(std::fabs(v), whole ? 0 : 1);
+  std::size_t int_end = digits.find('.');
+  if (int_end == std::string::npos) int_end = digits.size();
+  std::string grouped;
+  for (std::size_t i = 0; i < int_end; ++i) {
+    if (i > 0 && (int_end - i) % 3 == 0) grouped += ',';
+    grouped += digits[i];
+  }
+  grouped.append(digits, int_end, std::string::npos);
+  const bool zero = grouped.find_first_not_of("0.,") == std::string::npos;
+  if (zero) return grouped;
+  if (v < 0) return "-" + grouped;
+  return with_sign ? "+" + grouped : grouped;
+}
+
+// FNV-1a: a stable hash, so a frame keeps its colour across runs and builds.
+std::uint64_t name_hash(std::string_view name) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string rgb(int r, int g, int b) {
+  return "rgb(" + std::to_string(r) + "," + std::to_string(g) + "," + std::to_string(b) + ")";
+}
+
+// flamegraph.pl --colors=mem: greens and teals, the palette of its memory
+// flame graphs, so heapgate's pictures read like the ones people know.
+std::string name_colour(std::string_view name) {
+  const std::uint64_t h = name_hash(name);
+  const double v1 = static_cast<double>(h & 0xFF) / 255.0;
+  const double v2 = static_cast<double>((h >> 8) & 0xFF) / 255.0;
+  return rgb(0, 190 + static_cast<int>(50 * v2), static_cast<int>(210 * v1));
+}
+
+// flamegraph.pl's differential colours: saturation scales with the change
+// relative to the largest one drawn.
+std::string delta_colour(double delta, double max_delta) {
+  if (delta == 0 || max_delta <= 0) return rgb(235, 235, 235);
+  const int pale = static_cast<int>(210 * (1 - std::min(1.0, std::fabs(delta) / max_delta)));
+  return delta > 0 ? rgb(255, pale, pale) : rgb(pale, pale, 255);
+}
+
+// The name cut to what fits `width` pixels, in whole code points, ".." marking
+// the cut; "" when fewer than three characters fit (flamegraph.pl's rule).
+std::string fit_label(std::string_view name, double width, double glyph) {
+  const double room = (width - 6) / glyph;
+  if (room < 3) return {};
+  const auto fits = static_cast<std::size_t>(room);
+  std::size_t points = 0;
+  std::size_t cut = std::string_view::npos;  // byte offset after fits-2 code points
+  for (std::size_t i = 0; i < name.size();) {
+    std::size_t len = std::max<std::size_t>(1, detail::utf8_sequence_length(name, i));
+    i += len;
+    ++points;
+    if (points == fits - 2) cut = i;
+    if (points > fits) break;
+  }
+  if (points <= fits) return std::string(name);
+  return std::string(name.substr(0, cut)) + "..";
+}
+
+struct Node {
+  std::string_view name;
+  std::size_t parent = 0;
+  // Width: sum of |value| of the stacks through the frame; colour: their sum.
+  double magnitude = 0;
+  double net = 0;
+  // Ordered by name: siblings are drawn in name order, as flamegraph.pl does.
+  std::map<std::string_view, std::size_t> children;
+};
+
+struct Drawn {
+  std::size_t node;
+  std::size_t depth;
+  double x;
+  double width;
+};
+
+bool is_blank(char c) { return c == ' ' || c == '\t'; }
+
+// The grammar of a folded value, checked before from_chars, which would also
+// take "inf", "nan" and hex floats.
+bool is_decimal_number(std::string_view s) {
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  std::size_t digits = 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    std::size_t exp_digits = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  return i == s.size();
+}
+
+std::string quoted(std::string_view s) {
+  constexpr std::size_t kMax = 80;
+  std::string out = "\"";
+  out += s.size() > kMax ? std::string(s.substr(0, kMax)) + "..." : std::string(s);
+  out += '"';
+  return out;
+}
+
+constexpr const char* kScript = R"JS(
+(function () {
+  var s = document.currentScript, svg = s ? s.parentNode : null;
+  if (!svg || !svg.querySelectorAll) {
+    var all = document.querySelectorAll('svg.heapgate-flame');
+    svg = all[all.length - 1];
+  }
+  var X = +svg.getAttribute('data-x'), W = +svg.getAttribute('data-w'), cw = +svg.getAttribute('data-cw');
+  var details = svg.querySelector('.hg-details'), unzoom = svg.querySelector('.hg-unzoom');
+  function fit(n, w) {
+    var k = Math.floor((w - 6) / cw);
+    if (k < 3) return '';
+    return n.length <= k ? n : n.substring(0, k - 2) + '..';
+  }
+  function place(f, x, w) {
+    f.r.setAttribute('x', x.toFixed(2));
+    f.r.setAttribute('width', w.toFixed(2));
+    f.t.setAttribute('x', (x + 3).toFixed(2));
+    f.t.textContent = fit(f.n, w);
+  }
+  var frames = Array.prototype.map.call(svg.querySelectorAll('g.hg-f'), function (g) {
+    var r = g.querySelector('rect'), tip = g.querySelector('title').textContent;
+    var f = {g: g, r: r, t: g.querySelector('text'), n: tip.substring(0, tip.lastIndexOf(' (')),
+             x: +r.getAttribute('x'), w: +r.getAttribute('width'), y: +r.getAttribute('y')};
+    g.addEventListener('click', function () { zoom(f); });
+    g.addEventListener('mouseover', function () { details.textContent = tip; });
+    g.addEventListener('mouseout', function () { details.textContent = ' '; });
+    return f;
+  });
+  function zoom(z) {
+    var e = 0.02, k = W / z.w;
+    frames.forEach(function (f) {
+      var below = f.y > z.y;
+      var keep = below ? f.x <= z.x + e && f.x + f.w >= z.x + z.w - e
+                       : f.x >= z.x - e && f.x + f.w <= z.x + z.w + e;
+      f.g.style.display = keep ? '' : 'none';
+      if (!keep) return;
+      f.g.style.opacity = below ? '0.5' : '';
+      if (below) place(f, X, W); else place(f, X + (f.x - z.x) * k, f.w * k);
+    });
+    unzoom.style.display = '';
+  }
+  unzoom.addEventListener('click', function () {
+    frames.forEach(function (f) { f.g.style.display = ''; f.g.style.opacity = ''; place(f, f.x, f.w); });
+    unzoom.style.display = 'none';
+  });
+})();
+)JS";
+
+}  // namespace
+
+bool operator==(const FlameStack& a, const FlameStack& b) noexcept {
+  return a.frames == b.frames && a.value == b.value;
+}
+bool operator!=(const FlameStack& a, const FlameStack& b) noexcept { return !(a == b); }
+
+Result<std::vector<FlameStack>> parse_folded(std::string_view text, std::string_view source) {
+  std::vector<FlameStack> out;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    ++line_no;
+    // Built on failure only: a profile's folded text can have a million lines.
+    auto bad_line = [&](std::string what) {
+      return fail(make_error(ErrorCode::parse_error, std::string(source) + ":" + std::to_string(line_no),
+                             std::move(what), "write one stack per line: root;caller;leaf VALUE"));
+    };
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    while (!line.empty() && is_blank(line.back())) line.remove_suffix(1);
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+
+    std::size_t sep = line.find_last_of(" \t");
+    if (sep == std::string_view::npos) {
+      return bad_line("found " + quoted(line) + "; expected \"STACK VALUE\" (a space and a number after the stack)");
+    }
+    std::string_view value_text = line.substr(sep + 1);
+    std::string_view stack = line.substr(0, sep);
+    while (!stack.empty() && is_blank(stack.back())) stack.remove_suffix(1);
+    if (!is_decimal_number(value_text)) {
+      return bad_line("found " + quoted(value_text) + " after the last space; expected a number (e.g. 4096, -12, 2.5)");
+    }
+    if (stack.empty()) {
+      return bad_line("found only the value " + quoted(value_text) +
+                      "; expected a stack of ';'-separated frames before it");
+    }
+    FlameStack entry;
+    const bool plus = value_text.front() == '+';
+    auto parsed =
+        std::from_chars(value_text.data() + (plus ? 1 : 0), value_text.data() + value_text.size(), entry.value);
+    if (parsed.ec != std::errc() || !std::isfinite(entry.value)) {
+      return bad_line("value " + quoted(value_text) + " is out of range; expected a finite number");
+    }
+    std::size_t start = 0;
+    for (std::size_t k = 1;; ++k) {
+      std::size_t semi = stack.find(';', start);
+      std::string_view frame =
+          stack.substr(start, semi == std::string_view::npos ? std::string_view::npos : semi - start);
+      if (frame.empty()) {
+        return bad_line("frame " + std::to_string(k) + " of " + quoted(stack) +
+                        " is empty; expected a name between every two ';'");
+      }
+      entry.frames.emplace_back(frame);
+      if (semi == std::string_view::npos) break;
+      start = semi + 1;
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+std::vector<FlameStack> flame_stacks(const NormalizedProfile& profile, Metric metric) {
+  std::vector<FlameStack> out;
+  for (const NormalizedStack& s : profile.stacks) {
+    const double value = metric_value(s.scaled, metric);
+    if (value == 0) continue;
+    FlameStack f;
+    f.value = value;
+    for (auto it = s.frames.rbegin(); it != s.frames.rend(); ++it) f.frames.push_back(it->str());
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<FlameStack> flame_stacks(const ProfileDiff& diff, Metric metric) {
+  std::vector<FlameStack> out;
+  for (const StackDelta& e : diff.entries) {
+    const double value = metric_value(e.delta, metric);
+    if (value == 0) continue;
+    FlameStack f;
+    f.value = value;
+    for (auto it = e.frames.rbegin(); it != e.frames.rend(); ++it) f.frames.push_back(it->str());
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::string_view flame_unit(Metric metric) noexcept {
+  return metric == Metric::live_bytes || metric == Metric::accum_bytes ? "bytes" : "objects";
+}
+
+std::string render_flamegraph_svg(const std::vector<FlameStack>& stacks, const FlamegraphOptions& options) {
+  const double width = std::max(200, options.width);
+  const double frame_height = std::clamp(options.frame_height, 12, 40);
+  const double font_size = std::min(12.0, frame_height - 3);
+  const double glyph = font_size * kGlyphWidthEm;
+  const double draw_width = width - 2 * kSidePad;
+
+  // Merge the stacks into a tree; node 0 is the root, "all".
+  std::vector<Node> nodes(1);
+  nodes[0].name = "all";
+  std::size_t left_out = 0;
+  for (const FlameStack& s : stacks) {
+    if (s.value == 0) continue;
+    if (!std::isfinite(s.value) || (!options.differential && s.value < 0)) {
+      ++left_out;
+      continue;
+    }
+    const double magnitude = std::fabs(s.value);
+    std::size_t at = 0;
+    nodes[0].magnitude += magnitude;
+    nodes[0].net += s.value;
+    for (const std::string& frame : s.frames) {
+      auto found = nodes[at].children.find(frame);
+      std::size_t next;
+      if (found == nodes[at].children.end()) {
+        next = nodes.size();
+        nodes[at].children.emplace(frame, next);
+        nodes.emplace_back();
+        nodes[next].name = frame;
+        nodes[next].parent = at;
+      } else {
+        next = found->second;
+      }
+      nodes[next].magnitude += magnitude;
+      nodes[next].net += s.value;
+      at = next;
+    }
+  }
+
+  // Children are created after their parent, so one backward pass sums the
+  // sizes of subtrees (the frames a dropped frame takes with it).
+  std::vector<std::size_t> subtree(nodes.size(), 1);
+  for (std::size_t i = nodes.size(); i-- > 1;) subtree[nodes[i].parent] += subtree[i];
+
+  // Lay out before writing: the height depends on the deepest frame drawn.
+  std::vector<Drawn> drawn;
+  std::size_t dropped = 0;
+  std::size_t max_depth = 0;
+  double max_delta = 0;
+  const double total = nodes[0].magnitude;
+  if (total > 0) {
+    const double scale = draw_width / total;
+    std::vector<Drawn> todo{{0, 0, kSidePad, draw_width}};
+    while (!todo.empty()) {
+      Drawn d = todo.back();
+      todo.pop_back();
+      if (d.width < options.min_frame_width) {
+        dropped += subtree[d.node];
+        continue;
+      }
+      drawn.push_back(d);
+      max_depth = std::max(max_depth, d.depth);
+      max_delta = std::max(max_delta, std::fabs(nodes[d.node].net));
+      // Pushed in reverse, so frames come out in name order, parents first.
+      std::vector<Drawn> kids;
+      double x = d.x;
+      for (const auto& [name, child] : nodes[d.node].children) {
+        const double w = nodes[child].magnitude * scale;
+        kids.push_back(Drawn{child, d.depth + 1, x, w});
+        x += w;
+      }
+      todo.insert(todo.end(), kids.rbegin(), kids.rend());
+    }
+  }
+
+  const bool has_subtitle = !options.subtitle.empty();
+  const double top = has_subtitle ? 56 : 38;
+  const double rows = drawn.empty() ? 3 : static_cast<double>(max_depth + 1);
+  const double height = top + rows * frame_height + kFooterHeight;
+
+  std::string out;
+  out.reserve(512 + drawn.size() * 200);
+  if (options.xml_declaration) out += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heapgate-flame\" version=\"1.1\" width=\"" + coord(width) +
+         "\" height=\"" + coord(height) + "\" viewBox=\"0 0 " + coord(width) + " " + coord(height) + "\" data-x=\"" +
+         coord(kSidePad) + "\" data-w=\"" + coord(draw_width) + "\" data-cw=\"" + coord(glyph) +
+         "\" font-family=\"Verdana, 'DejaVu Sans', sans-serif\" font-size=\"" + coord(font_size) + "\">\n";
+  // Scoped by class: the same element may sit inline in an HTML page.
+  out +=
+      "<style>svg.heapgate-flame g.hg-f:hover rect{stroke:#000;stroke-width:0.5}"
+      "svg.heapgate-flame g.hg-f{cursor:pointer}svg.heapgate-flame .hg-unzoom{cursor:pointer}</style>\n";
+  out += "<rect x=\"0\" y=\"0\" width=\"" + coord(width) + "\" height=\"" + coord(height) + "\" fill=\"#f8f8f8\"/>\n";
+  if (!options.title.empty()) {
+    out += "<text x=\"" + coord(width / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"17\">" +
+           detail::escape_markup(options.title) + "</text>\n";
+  }
+  if (has_subtitle) {
+    out += "<text x=\"" + coord(width / 2) + "\" y=\"44\" text-anchor=\"middle\" fill=\"#555\">" +
+           detail::escape_markup(options.subtitle) + "</text>\n";
+  }
+  if (options.interactive) {
+    out +=
+        "<text class=\"hg-unzoom\" x=\"" + coord(kSidePad) + "\" y=\"24\" style=\"display:none\">Reset Zoom</text>\n";
+  }
+
+  if (drawn.empty()) {
+    out += "<text x=\"" + coord(width / 2) + "\" y=\"" + coord(top + 1.5 * frame_height) +
+           "\" text-anchor=\"middle\" fill=\"#555\">no samples</text>\n";
+  }
+  const std::string unit = options.unit.empty() ? std::string() : " " + options.unit;
+  const double base_y = height - kFooterHeight;
+  for (const Drawn& d : drawn) {
+    const Node& n = nodes[d.node];
+    const double y = base_y - static_cast<double>(d.depth + 1) * frame_height;
+    const double shown = options.differential ? n.net : n.magnitude;
+    const std::string tip = std::string(n.name) + " (" + quantity(shown, options.differential) + unit + ", " +
+                            fixed(100.0 * n.magnitude / total, 2) + "%)";
+    const std::string fill = options.differential ? delta_colour(n.net, max_delta) : name_colour(n.name);
+    out += "<g class=\"hg-f\"><title>" + detail::escape_markup(tip) + "</title><rect x=\"" + coord(d.x) + "\" y=\"" +
+           coord(y) + "\" width=\"" + coord(d.width) + "\" height=\"" + coord(frame_height - 1) + "\" fill=\"" + fill +
+           "\" rx=\"2\" ry=\"2\"/><text x=\"" + coord(d.x + 3) + "\" y=\"" + coord(y + frame_height - 4.5) + "\">" +
+           detail::escape_markup(fit_label(n.name, d.width, glyph)) + "</text></g>\n";
+  }
+
+  std::vector<std::string> notes;
+  if (options.differential && !drawn.empty()) {
+    notes.push_back("width: |change|; red grew, blue shrank");
+  }
+  if (dropped > 0) {
+    notes.push_back(std::to_string(dropped) + (dropped == 1 ? " frame" : " frames") + " narrower than " +
+                    coord(options.min_frame_width) + " px not drawn");
+  }
+  if (left_out > 0) {
+    notes.push_back(std::to_string(left_out) + (left_out == 1 ? " stack" : " stacks") +
+                    (options.differential ? " with a non-finite value" : " with a negative or non-finite value") +
+                    " left out");
+  }
+  std::string note;
+  for (const auto& n : notes) note += (note.empty() ? "" : "; ") + n;
+  const std::string footer_y = coord(height - 10);
+  out += "<text class=\"hg-details\" x=\"" + coord(kSidePad) + "\" y=\"" + footer_y + "\"> </text>\n";
+  if (!note.empty()) {
+    out += "<text class=\"hg-note\" x=\"" + coord(width - kSidePad) + "\" y=\"" + footer_y +
+           "\" text-anchor=\"end\" fill=\"#555\">" + detail::escape_markup(note) + "</text>\n";
+  }
+  if (options.interactive && !drawn.empty()) {
+    // CDATA keeps the script literal both for XML parsers and for HTML's
+    // parser, which honours CDATA inside <svg>.
+    out += "<script type=\"text/javascript\"><![CDATA[";
+    out += kScript;
+    out += "]]></script>\n";
+  }
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace heapgate
