@@ -21,6 +21,7 @@ set(HEAPGATE_INSTALL_TARGETS
   "heapgate_gtest PUBLIC GTest"
   heapgate_gtest_main
   "heapgate_benchmark PUBLIC benchmark"
+  heapgate_benchmark_main
   "heapgate_http STATIC Threads"
   heapgate_cli)
 

@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# heapgate's performance suite: builds bench/ into build/ and prints the numbers
-# recorded in docs/performance.md. Takes a few minutes (jeprof is slow).
+# heapgate's performance suite: builds bench/ into build/, runs each benchmark
+# (their own tables), then prints the ratios recorded in docs/performance.md.
+# Takes a few minutes, most of it jeprof.
 #   scripts/bench.sh [STACKS]   (default 50000 distinct stacks per profile)
+# HEAPGATE_BUILD_DIR picks the build directory, HEAPGATE_BUILD_JOBS the
+# compile jobs (default: one per core).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${HEAPGATE_BUILD_DIR:-$here/build}"
 stacks="${1:-50000}"
+jobs="${HEAPGATE_BUILD_JOBS:-$(nproc)}"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPGATE_BUILD_BENCHMARK=ON >/dev/null
-cmake --build "$build" -j "$(nproc)" --target bench_scope bench_scope_noprof profile_gen bench_diff bench_listener
-
-echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r)"
-echo "== ProfileScope cost and per-allocation overhead (jemalloc defaults, then ready for exact mode)"
-"$build/bench/bench_scope_noprof" --benchmark_filter='Plain|counters'
-"$build/bench/bench_scope"
+targets=(bench_scope bench_scope_noprof profile_gen bench_diff bench_listener bench_summary)
+if grep -q '^HEAPGATE_BUILD_HTTP:BOOL=ON' "$build/CMakeCache.txt"; then targets+=(bench_http); fi
+cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/heapgate-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(uname -r), $(date -u +%Y-%m-%d)"
+echo "== ProfileScope cost and per-allocation overhead (jemalloc defaults, then ready for exact mode)"
+"$build/bench/bench_scope_noprof" --benchmark_filter='Plain|counters' --benchmark_out="$work/scope_noprof.json"
+"$build/bench/bench_scope" --benchmark_out="$work/scope.json"
+
 echo "== parse+symbolize+diff of two $stacks-stack profiles from two processes vs jeprof --text --base"
 "$build/bench/profile_gen" --dump "$work/base.heap" --stacks "$stacks"
 "$build/bench/profile_gen" --dump "$work/current.heap" --stacks "$stacks" --extra 100
-"$build/bench/bench_diff" "$build/bench/profile_gen" "$work/base.heap" "$work/current.heap"
+"$build/bench/bench_diff" "$build/bench/profile_gen" "$work/base.heap" "$work/current.heap" \
+  --benchmark_out="$work/diff.json"
 
 echo "== the GoogleTest listener per mode (1,000 trivial tests; one heavy test)"
-"$build/bench/bench_listener"
+"$build/bench/bench_listener" --benchmark_out="$work/listener.json"
+
+if [[ -x "$build/bench/bench_http" ]]; then
+  echo "== GET /memory-profiler/state (heapgate::http)"
+  "$build/bench/bench_http" --benchmark_out="$work/http.json"
+fi
+
+echo "== ratios"
+"$build/bench/bench_summary" scope="$work/scope.json" scope_noprof="$work/scope_noprof.json" \
+  diff="$work/diff.json" listener="$work/listener.json" http="$work/http.json"

@@ -35,22 +35,10 @@ Options init(int* argc, char** argv) {
     std::exit(2);
   }
   if (fixable_by_restart(options->mode) && std::getenv(kReexecMarker) == nullptr) {
-    auto exe = sys::self_exe_path();
-    if (exe) {
-      std::string conf;
-      if (const char* user = std::getenv("MALLOC_CONF"); user != nullptr && *user != '\0') conf = std::string(user) + ",";
-      // Later settings win in MALLOC_CONF, so heapgate's come last.
-      conf += options->mode == Mode::exact ? kExactMallocConf : kSampledMallocConf;
-      ::setenv("MALLOC_CONF", conf.c_str(), 1);
-      ::setenv(kReexecMarker, "1", 1);
-      std::vector<char*> args;
-      for (auto& a : original) args.push_back(a.data());
-      args.push_back(nullptr);
-      std::fflush(nullptr);
-      ::execv(exe->c_str(), args.data());
-      // execv returned: carry on; the listener reports the mode as unavailable.
-      std::fprintf(stderr, "heapgate: could not restart %s with profiling enabled\n", exe->c_str());
-    }
+    const char* conf = options->mode == Mode::exact ? kExactMallocConf : kSampledMallocConf;
+    auto restarted = sys::restart_with_malloc_conf(original, conf, kReexecMarker);
+    // Still here: carry on; the listener reports the mode as unavailable.
+    std::fprintf(stderr, "heapgate: %s\n", restarted.error().message().c_str());
   }
   return *options;
 }

@@ -1,13 +1,126 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// `heapgate bench`: not built yet.
+// `heapgate bench compare`: gates Google Benchmark results (--benchmark_out
+// JSON) on allocations and bytes per iteration against baselines/<binary>.json.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "heapgate/baseline.h"
+#include "heapgate/benchmark_gate.h"
+#include "heapgate/report.h"
 #include "commands.h"
+#include "output.h"
 
 namespace heapgate::runner {
+namespace {
+
+struct BenchCompareOptions {
+  std::vector<std::string> inputs;
+  std::string baselines_dir;
+  std::string report_dir;
+  bool update = false;
+  bool allow_leaks = false;
+};
+
+// One line per benchmark that did not pass, after a count per verdict.
+void print_summary(const Report& report, const std::string& baseline_path) {
+  VerdictCounts counts = count_verdicts(report);
+  std::string line = report.run.binary + ": " + std::to_string(counts.total) + " benchmarks";
+  for (Verdict v : kVerdicts) {
+    if (counts[v] > 0) line += ", " + std::to_string(counts[v]) + " " + std::string(to_string(v));
+  }
+  std::printf("%s (baseline %s)\n", line.c_str(), baseline_path.c_str());
+  for (const TestRecord& t : report.tests) {
+    if (t.verdict == Verdict::pass || t.verdict == Verdict::new_test) continue;
+    std::string first = t.message.substr(0, t.message.find('\n'));
+    // compare_to_baseline's explanations start with the verdict, printed already.
+    const std::string verdict_prefix = std::string(to_string(t.verdict)) + ": ";
+    if (first.rfind(verdict_prefix, 0) == 0) first = first.substr(verdict_prefix.size());
+    std::printf("  %s %s: %s\n", std::string(to_string(t.verdict)).c_str(), t.name.c_str(), first.c_str());
+  }
+}
+
+int run_bench_compare(const BenchCompareOptions& options) {
+  // Inputs of one binary (e.g. runs split by --benchmark_filter) are gated together.
+  std::map<std::string, std::vector<Report>> by_binary;
+  for (const auto& input : options.inputs) {
+    auto report = bench::read_benchmark_json(input);
+    if (!report) return bad_input(report.error());
+    by_binary[report->run.binary].push_back(std::move(*report));
+  }
+  bool failed = false;
+  bool unavailable = false;
+  for (auto& [binary, reports] : by_binary) {
+    auto merged = merge_reports(reports);
+    if (!merged) return bad_input(merged.error());
+    Report& report = *merged;
+    const std::string path = options.baselines_dir + "/" + binary + ".json";
+    auto baseline = read_baseline(path);
+    if (!baseline) return bad_input(baseline.error());
+    // The first run of a suite records its baseline, as the gtest plugin does.
+    const bool write = options.update || !baseline->exists;
+    bench::JudgeOptions judge_options;
+    judge_options.check_leaks = !options.allow_leaks;
+    judge_options.update = write;
+    bench::judge(report, *baseline, judge_options);
+    for (const TestRecord& t : report.tests) {
+      failed = failed || is_failure(t.verdict, report.run.strict) || t.gtest_failed;
+      unavailable = unavailable || t.verdict == Verdict::unavailable;
+    }
+    if (write) {
+      baseline->binary = binary;
+      const bool existed = baseline->exists;
+      BaselineUpdate update = update_entries(*baseline, baseline_entries(report));
+      // Nothing measured writes nothing: an empty baseline would stop the
+      // next (measured) run from recording one.
+      if (update.added + update.changed > 0) {
+        std::error_code ec;
+        std::filesystem::create_directories(options.baselines_dir, ec);  // a failure shows in write_baseline
+        if (auto written = write_baseline(path, *baseline); !written) return bad_input(written.error());
+        std::fprintf(stderr, "heapgate: %s %s (%zu added, %zu changed, %zu unchanged)\n",
+                     existed ? "updated" : "created", path.c_str(), update.added, update.changed, update.unchanged);
+      }
+    }
+    if (!options.report_dir.empty()) {
+      if (auto written = write_report_files(options.report_dir, report, binary); !written) {
+        return bad_input(written.error());
+      }
+    }
+    print_summary(report, path);
+  }
+  if (failed) return kExitGateFailed;
+  // Nothing to judge must never read as a pass.
+  if (unavailable) return kExitUnavailable;
+  return kExitOk;
+}
+
+}  // namespace
 
 void add_bench_command(CLI::App& app, int& exit_code) {
-  (void)app;
-  (void)exit_code;
+  CLI::App* bench = app.add_subcommand("bench", "Gate Google Benchmark results on allocations per iteration.");
+  bench->require_subcommand(1);
+  auto options = std::make_shared<BenchCompareOptions>();
+  CLI::App* compare = bench->add_subcommand(
+      "compare",
+      "Compare allocations and bytes per iteration in --benchmark_out JSON files with baselines/<binary>.json.\n"
+      "Exit codes: 0 pass, 1 a benchmark regressed, leaked or failed, 2 bad input, 3 nothing measured "
+      "(e.g. no jemalloc).");
+  compare->add_option("results", options->inputs, "Google Benchmark JSON files (--benchmark_out=FILE)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  compare
+      ->add_option("--baselines", options->baselines_dir,
+                   "Directory of baselines (<binary>.json); created on first use")
+      ->required();
+  compare->add_option("--report", options->report_dir, "Write <binary>.json, .junit.xml and .md reports into DIR");
+  compare->add_flag("--update", options->update, "Accept this run's numbers into the baselines");
+  compare->add_flag("--allow-leaks", options->allow_leaks,
+                    "Memory still live at the end of a benchmark is compared with the baseline, not a failure");
+  compare->callback([options, &exit_code] { exit_code = run_bench_compare(*options); });
 }
 
 }  // namespace heapgate::runner

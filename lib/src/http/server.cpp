@@ -181,6 +181,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  // Without TCP_NODELAY a kept-alive client waits ~40 ms per answer (Nagle
+  // against delayed ACK): /state took 26 ms instead of ~0.1 ms.
+  server.set_tcp_nodelay(true);
   int port = options.port;
   if (port == 0) {
     port = server.bind_to_any_port(options.host);

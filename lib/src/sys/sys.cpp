@@ -330,4 +330,23 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
   return result;
 }
 
+Result<void> restart_with_malloc_conf(const std::vector<std::string>& argv, const char* heapgate_conf,
+                                      const char* marker) {
+  auto exe = self_exe_path();
+  if (!exe) return fail(exe.error());
+  std::string conf;
+  if (const char* user = std::getenv("MALLOC_CONF"); user != nullptr && *user != '\0') conf = std::string(user) + ",";
+  conf += heapgate_conf;
+  ::setenv("MALLOC_CONF", conf.c_str(), 1);
+  ::setenv(marker, "1", 1);
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (auto& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(exe->c_str(), args.data());
+  return fail(make_error(ErrorCode::io_error, *exe, std::string("could not restart with profiling enabled: ") +
+                         std::strerror(errno), "set MALLOC_CONF yourself (README, Modes)"));
+}
+
 }  // namespace heapgate::sys

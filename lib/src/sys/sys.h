@@ -69,6 +69,14 @@ Result<std::string> self_exe_path();
 /// The full path of `program` found through $PATH, or nullopt.
 std::optional<std::string> find_program(const std::string& program);
 
+/// Replaces this process with a fresh run of itself (same `argv`) whose
+/// MALLOC_CONF ends with `heapgate_conf` (after the user's own settings, so
+/// heapgate's win), marking the environment with `marker=1`. jemalloc reads
+/// MALLOC_CONF only when it starts, hence a restart. Returns only on
+/// failure, with an `io_error`; the caller carries on without profiling.
+Result<void> restart_with_malloc_conf(const std::vector<std::string>& argv, const char* heapgate_conf,
+                                      const char* marker);
+
 /// The outcome of a finished child process.
 struct ProcessResult {
   int exit_code = -1;   ///< exit status, or -1 when killed by a signal / timed out
