@@ -40,33 +40,17 @@ int main() { M m; m.Start(); return 0; }
 ]] HEAPGATE_BENCHMARK_HAS_STOP_POINTER)
 cmake_pop_check_state()
 
-add_library(heapgate_benchmark
-  ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/options.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/memory_manager.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/scope.cpp)
-add_library(heapgate::benchmark ALIAS heapgate_benchmark)
-set_target_properties(heapgate_benchmark PROPERTIES
-  EXPORT_NAME benchmark
-  OUTPUT_NAME heapgate_benchmark
-  POSITION_INDEPENDENT_CODE ON)
-target_compile_features(heapgate_benchmark PUBLIC cxx_std_17)
-target_include_directories(heapgate_benchmark
-  PUBLIC
-    $<BUILD_INTERFACE:${CMAKE_CURRENT_LIST_DIR}/include>
-    $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
-  PRIVATE
-    ${CMAKE_CURRENT_LIST_DIR}/src)
-target_link_libraries(heapgate_benchmark
-  PUBLIC heapgate::core benchmark::benchmark
-  PRIVATE heapgate_warnings)
+heapgate_library(benchmark
+  INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/include
+  PRIVATE_INCLUDE_DIRS ${CMAKE_CURRENT_LIST_DIR}/src
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/options.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/memory_manager.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/scope.cpp)
+target_link_libraries(heapgate_benchmark PUBLIC heapgate::core benchmark::benchmark)
 if(HEAPGATE_BENCHMARK_HAS_STOP_POINTER)
   target_compile_definitions(heapgate_benchmark PRIVATE HEAPGATE_BENCHMARK_HAS_STOP_POINTER=1)
 endif()
 
-add_library(heapgate_benchmark_main ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/benchmark_main.cpp)
-add_library(heapgate::benchmark_main ALIAS heapgate_benchmark_main)
-set_target_properties(heapgate_benchmark_main PROPERTIES
-  EXPORT_NAME benchmark_main
-  OUTPUT_NAME heapgate_benchmark_main
-  POSITION_INDEPENDENT_CODE ON)
-target_link_libraries(heapgate_benchmark_main PUBLIC heapgate::benchmark PRIVATE heapgate_warnings)
+heapgate_library(benchmark_main SOURCES ${CMAKE_CURRENT_LIST_DIR}/src/benchmark/benchmark_main.cpp)
+target_link_libraries(heapgate_benchmark_main PUBLIC heapgate::benchmark)

@@ -10,20 +10,13 @@
 #include <vector>
 
 #include "heapgate/gtest.h"
+#include "heapgate_flags.h"
 #include "sys/sys.h"
 
 namespace heapgate::gtest {
 namespace {
 
 constexpr const char* kReexecMarker = "HEAPGATE_REEXECUTED";
-
-// True when `mode` is unusable only because of how jemalloc was started.
-bool fixable_by_restart(Mode mode) {
-  const AllocatorStatus& s = allocator_status();
-  if (mode != Mode::exact && mode != Mode::sampled) return false;
-  if (!s.jemalloc_active || !s.config_prof || s.profiling_started_externally) return false;
-  return !s.check(mode);
-}
 
 }  // namespace
 
@@ -34,7 +27,7 @@ Options init(int* argc, char** argv) {
     std::fprintf(stderr, "heapgate: %s\n", options.error().message().c_str());
     std::exit(2);
   }
-  if (fixable_by_restart(options->mode) && std::getenv(kReexecMarker) == nullptr) {
+  if (detail::fixable_by_restart(options->mode) && std::getenv(kReexecMarker) == nullptr) {
     const char* conf = options->mode == Mode::exact ? kExactMallocConf : kSampledMallocConf;
     auto restarted = sys::restart_with_malloc_conf(original, conf, kReexecMarker);
     // Still here: carry on; the listener reports the mode as unavailable.

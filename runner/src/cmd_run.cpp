@@ -228,16 +228,12 @@ Result<std::vector<std::string>> ctest_binaries(const std::string& dir) {
   return binaries;
 }
 
-struct ShardOutcome {
-  std::optional<Result<sys::ProcessResult>> process;
-};
-
 // Runs one binary's shards; returns its merged report, or an exit code.
 Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
   const std::string shards_dir = options.report + "/shards";
   const int shards = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
   std::vector<ShardProgress> progress(static_cast<std::size_t>(shards));
-  std::vector<ShardOutcome> outcomes(static_cast<std::size_t>(shards));
+  std::vector<std::optional<Result<sys::ProcessResult>>> outcomes(static_cast<std::size_t>(shards));
   // Outputs of an earlier run of this binary must not be read as this run's.
   for (int i = 0; i < shards; ++i) {
     std::string stem = shards_dir + "/" + stem_of(job, i, shards);
@@ -266,7 +262,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       }
       process.stdout_path = shards_dir + "/" + stem_of(job, i, shards) + ".log";
       process.timeout = std::chrono::seconds(options.timeout_seconds);
-      outcomes[static_cast<std::size_t>(i)].process.emplace(sys::run_process(argv, process));
+      outcomes[static_cast<std::size_t>(i)].emplace(sys::run_process(argv, process));
     });
   }
   std::atomic<bool> finished{false};
@@ -289,7 +285,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
   std::vector<Report> reports;
   for (int i = 0; i < shards; ++i) {
     const std::string stem = stem_of(job, i, shards);
-    auto& outcome = *outcomes[static_cast<std::size_t>(i)].process;
+    auto& outcome = *outcomes[static_cast<std::size_t>(i)];
     if (!outcome) return fail(outcome.error());
     const sys::ProcessResult& result = *outcome;
     // The stderr of the shard goes beside its stdout, for the reader of the log.
@@ -318,8 +314,10 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
   }
   auto merged = merge_reports(reports);
   if (!merged) return merged;
+  // The final line counts from the merged report: the journals may have
+  // been read for the last time before the shards' final lines.
   std::size_t failed = 0;
-  for (const auto& shard : progress) failed += shard.failed;
+  for (const TestRecord& record : merged->tests) failed += record.gtest_failed || is_failure(record.verdict) ? 1 : 0;
   display.show(job.name, merged->tests.size(), job.total_tests, failed, true);
   return merged;
 }

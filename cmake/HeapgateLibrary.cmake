@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: MIT
+# heapgate_library(<name> SOURCES ... [INCLUDE_DIR dir] [PRIVATE_INCLUDE_DIRS dir...]):
+# every heapgate library the same way: target heapgate_<name>, ALIAS
+# heapgate::<name>, exported and named as such, C++17, position-independent
+# (static archives end up in consumers' shared objects), heapgate's warnings.
+# INCLUDE_DIR holds its public headers (installed to include/).
+include_guard(GLOBAL)
+
+function(heapgate_library name)
+  cmake_parse_arguments(L "" "INCLUDE_DIR" "SOURCES;PRIVATE_INCLUDE_DIRS" ${ARGN})
+  add_library(heapgate_${name} ${L_SOURCES})
+  add_library(heapgate::${name} ALIAS heapgate_${name})
+  set_target_properties(heapgate_${name} PROPERTIES
+    EXPORT_NAME ${name}
+    OUTPUT_NAME heapgate_${name}
+    POSITION_INDEPENDENT_CODE ON)
+  target_compile_features(heapgate_${name} PUBLIC cxx_std_17)
+  if(L_INCLUDE_DIR)
+    target_include_directories(heapgate_${name} PUBLIC
+      $<BUILD_INTERFACE:${L_INCLUDE_DIR}>
+      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+  endif()
+  if(L_PRIVATE_INCLUDE_DIRS)
+    target_include_directories(heapgate_${name} PRIVATE ${L_PRIVATE_INCLUDE_DIRS})
+  endif()
+  target_link_libraries(heapgate_${name} PRIVATE heapgate_warnings)
+endfunction()
