@@ -18,7 +18,7 @@
 #include "heapgate/profile.h"
 #include "heapgate/rebase.h"
 #include "heapgate/symbolizer.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 
 namespace {
 

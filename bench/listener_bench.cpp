@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 
 namespace {
 

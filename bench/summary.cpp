@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 
 namespace {
 

@@ -3,7 +3,9 @@
 # every heapgate library the same way: target heapgate_<name>, ALIAS
 # heapgate::<name>, exported and named as such, C++17, position-independent
 # (static archives end up in consumers' shared objects), heapgate's warnings.
-# INCLUDE_DIR holds its public headers (installed to include/).
+# INCLUDE_DIR holds its public headers (installed to include/). The warnings
+# are compile options of the target itself, not a linked INTERFACE target, so
+# nothing of heapgate's build settings reaches the exported link interface.
 include_guard(GLOBAL)
 
 function(heapgate_library name)
@@ -18,10 +20,12 @@ function(heapgate_library name)
   if(L_INCLUDE_DIR)
     target_include_directories(heapgate_${name} PUBLIC
       $<BUILD_INTERFACE:${L_INCLUDE_DIR}>
-      $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+      $<INSTALL_INTERFACE:include>)
+    set_property(GLOBAL APPEND PROPERTY HEAPGATE_PUBLIC_INCLUDE_DIRS ${L_INCLUDE_DIR})
   endif()
   if(L_PRIVATE_INCLUDE_DIRS)
     target_include_directories(heapgate_${name} PRIVATE ${L_PRIVATE_INCLUDE_DIRS})
   endif()
-  target_link_libraries(heapgate_${name} PRIVATE heapgate_warnings)
+  target_compile_options(heapgate_${name} PRIVATE ${HEAPGATE_WARNING_FLAGS})
+  set_property(GLOBAL APPEND PROPERTY HEAPGATE_LIBRARIES heapgate_${name})
 endfunction()

@@ -2,7 +2,7 @@
 # heapgate::benchmark: the gate's reading of Google Benchmark JSON, and end to
 # end, sample benchmark suites run as child processes of benchmark_test, their
 # --benchmark_out JSON, and `heapgate bench compare` on it.
-heapgate_add_test(benchmark_gate_test SOURCES benchmark/benchmark_gate_test.cpp LABELS benchmark)
+heapgate_add_test(benchmark_gate_test SOURCES benchmark/benchmark_gate_test.cpp LIBRARIES heapgate::benchmark_gate LABELS benchmark)
 
 if(NOT TARGET heapgate::benchmark_main)
   return()

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "heapgate/gtest.h"
-#include "heapgate_flags.h"
-#include "sys/sys.h"
+#include "heapgate/flags.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::gtest {
 namespace {

@@ -3,28 +3,25 @@
 // The GoogleTest listener: one ProfileScope per test, then budgets, leaks and
 // the baseline decide a verdict; a failing test is re-run alone in exact mode
 // in a child process so its failure names the call sites.
-#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
-#include <vector>
 
+#include "explainers.h"
 #include "heapgate/baseline.h"
-#include "heapgate/diff.h"
+#include "heapgate/explain.h"
+#include "heapgate/gate.h"
 #include "heapgate/gtest.h"
-#include "heapgate/normalize.h"
-#include "heapgate/profile.h"
+#include "heapgate/integration.h"
+#include "heapgate/journal.h"
 #include "heapgate/profile_scope.h"
-#include "heapgate/report.h"
+#include "heapgate/report_files.h"
+#include "heapgate/suppressions.h"
 #include "heapgate/symbolizer.h"
-#include "heapgate/verdict.h"
-#include "alloc_hooks.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::gtest {
 namespace {
@@ -47,151 +44,6 @@ std::string base_name(const std::string& path) {
 
 std::string full_name(const ::testing::TestInfo& info) {
   return std::string(info.test_suite_name()) + "." + info.name();
-}
-
-// `leak:<pattern>` lines; '#' starts a comment.
-Result<std::vector<std::string>> read_suppressions(const std::string& path) {
-  auto text = sys::read_file(path);
-  if (!text) return fail(text.error());
-  std::vector<std::string> patterns;
-  std::istringstream lines(*text);
-  std::string line;
-  int number = 0;
-  while (std::getline(lines, line)) {
-    ++number;
-    auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    line = line.substr(first);
-    while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.pop_back();
-    if (line.rfind("leak:", 0) != 0 || line.size() == 5) {
-      return fail(make_error(ErrorCode::parse_error, path + ":" + std::to_string(number),
-                             "expected \"leak:<pattern>\", got \"" + line + "\"",
-                             "write one leak:<function or file pattern> per line"));
-    }
-    patterns.push_back(line.substr(5));
-  }
-  return patterns;
-}
-
-bool suppressed(const StackSummary& stack, const std::vector<std::string>& patterns) {
-  for (const auto& frame : stack.frames) {
-    for (const auto& pattern : patterns) {
-      if (frame.find(pattern) != std::string::npos) return true;
-    }
-  }
-  return false;
-}
-
-std::string format_count(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
-// A stack made by GoogleTest for every test rather than by the test: the
-// fixture object itself ("[framework]") or the flag saver built by the
-// generated test class's constructor (after std:: library frames).
-bool is_gtest_overhead(const StackSummary& stack) {
-  bool seen_own = false;
-  for (const auto& frame : stack.frames) {
-    if (frame.rfind("std::", 0) == 0 && !seen_own) continue;
-    seen_own = true;
-    const bool generated_ctor = frame.size() > 7 && frame.compare(frame.size() - 7, 7, "_Test()") == 0 &&
-                                frame.find("_Test::") != std::string::npos;
-    if (frame != "[framework]" && !generated_ctor) return false;
-  }
-  return true;
-}
-
-// The stacks that explain `verdict`, most important first, at most `limit`.
-std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Verdict verdict, std::size_t limit) {
-  stacks.erase(std::remove_if(stacks.begin(), stacks.end(), is_gtest_overhead), stacks.end());
-  if (verdict == Verdict::leaked) {
-    stacks.erase(std::remove_if(stacks.begin(), stacks.end(),
-                                [](const StackSummary& s) { return s.delta_live_objects <= 0; }),
-                 stacks.end());
-    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSummary& a, const StackSummary& b) {
-      return a.delta_live_bytes > b.delta_live_bytes;
-    });
-  } else {
-    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSummary& a, const StackSummary& b) {
-      return a.delta_accum_objects > b.delta_accum_objects;
-    });
-  }
-  if (stacks.size() > limit) stacks.resize(limit);
-  return stacks;
-}
-
-// A C++ name without template arguments, for messages: "std::map<…>::find(int const&)".
-std::string compact_name(const std::string& name) {
-  std::string out;
-  int depth = 0;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    // "operator<", "operator<<", "operator<=" are names, not template brackets.
-    if (c == '<' && i >= 8 && name.compare(i - 8, 8, "operator") == 0) {
-      out += c;
-      continue;
-    }
-    if (c == '<') {
-      if (depth++ == 0) out += "<\u2026";
-      continue;
-    }
-    if (c == '>' && depth > 0) {
-      if (--depth == 0) out += '>';
-      continue;
-    }
-    if (depth == 0) out += c;
-  }
-  return out;
-}
-
-std::string render_stacks(const std::vector<StackSummary>& stacks, Verdict verdict) {
-  std::string out;
-  for (const auto& s : stacks) {
-    if (verdict == Verdict::leaked) {
-      out += "    " + format_count(s.delta_live_objects) + " blocks, " + format_count(s.delta_live_bytes) +
-             " B still live, allocated at:\n";
-    } else {
-      out += "    " + format_count(s.delta_accum_objects) + " allocations, " + format_count(s.delta_accum_bytes) +
-             " B, at:\n";
-    }
-    for (const auto& frame : s.frames) out += "      " + compact_name(frame) + "\n";
-  }
-  return out;
-}
-
-// Stacks of one exact-mode scope, as report summaries: every stack with its
-// own counts (a diff against nothing), so leaks and allocations both show.
-std::vector<StackSummary> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
-                                            std::size_t limit) {
-  std::vector<StackSummary> out;
-  auto profile = read_profile(profile_path);
-  if (!profile) return out;
-  NormalizedProfile normalized = normalize_profile(*profile, symbolizer);
-  ProfileDiff all = diff_profiles(NormalizedProfile{}, normalized);
-  // Keep the top stacks by live bytes and by allocations: callers pick per verdict.
-  std::vector<StackDelta> by_live = all.entries;
-  std::vector<StackDelta> by_count = all.entries;
-  std::stable_sort(by_count.begin(), by_count.end(), [](const StackDelta& a, const StackDelta& b) {
-    return a.delta.accum_objects > b.delta.accum_objects;
-  });
-  std::set<const StackDelta*> chosen;
-  auto take = [&](const std::vector<StackDelta>& from) {
-    for (std::size_t i = 0; i < from.size() && i < limit; ++i) {
-      StackSummary s;
-      for (const auto& f : from[i].frames) s.frames.push_back(f.str());
-      s.delta_live_objects = from[i].delta.live_objects;
-      s.delta_live_bytes = from[i].delta.live_bytes;
-      s.delta_accum_objects = from[i].delta.accum_objects;
-      s.delta_accum_bytes = from[i].delta.accum_bytes;
-      bool duplicate = std::any_of(out.begin(), out.end(), [&](const StackSummary& o) { return o.frames == s.frames; });
-      if (!duplicate) out.push_back(std::move(s));
-    }
-  };
-  take(by_live);
-  take(by_count);
-  return out;
 }
 
 // The --gtest_internal_run_death_test flag, set in a death test's child process.
@@ -243,23 +95,19 @@ class Listener : public ::testing::EmptyTestEventListener {
       unavailable_reason_ = "heapgate is switched off (--heapgate_mode=off)";
     }
     gtest_overhead_ = measure_gtest_overhead(effective_mode_);
+    // A setup error stops the run before any test: a gate that cannot read its
+    // suppressions or baseline must not pass or fail tests for the wrong reason.
     if (!options_.suppressions_path.empty()) {
-      auto patterns = read_suppressions(options_.suppressions_path);
-      if (!patterns) {
-        setup_error_ = patterns.error().message();
-      } else {
-        suppressions_ = std::move(*patterns);
-      }
+      auto suppressions = read_suppressions(options_.suppressions_path);
+      if (!suppressions) setup_failed(suppressions.error());
+      suppressions_ = std::move(*suppressions);
     }
     if (!options_.baselines_dir.empty() && !child_ && !death_test_child_) {
       baseline_path_ = options_.baselines_dir + "/" + binary_name_ + ".json";
       auto loaded = read_baseline(baseline_path_);
-      if (!loaded) {
-        setup_error_ = loaded.error().message();
-      } else {
-        baseline_ = std::move(*loaded);
-        baseline_.binary = binary_name_;
-      }
+      if (!loaded) setup_failed(loaded.error());
+      baseline_ = std::move(*loaded);
+      baseline_.binary = binary_name_;
     }
     if (!options_.report_dir.empty() && !death_test_child_) {
       RunInfo run;
@@ -270,13 +118,11 @@ class Listener : public ::testing::EmptyTestEventListener {
       run.unavailable_reason = effective_mode_ == Mode::off ? unavailable_reason_ : "";
       const char* total = std::getenv("GTEST_TOTAL_SHARDS");
       const char* index = std::getenv("GTEST_SHARD_INDEX");
-      std::string stem = binary_name_;
       if (total != nullptr && index != nullptr) {
         run.total_shards = std::atoi(total);
         run.shard_index = std::atoi(index);
-        stem += ".shard-" + std::string(index) + "-of-" + std::string(total);
       }
-      writer_.emplace(options_.report_dir, stem, run);
+      writer_.emplace(options_.report_dir, report_stem(binary_name_, run.shard_index, run.total_shards), run);
     }
   }
 
@@ -316,17 +162,13 @@ class Listener : public ::testing::EmptyTestEventListener {
       if (g_requests.limited[i]) record.budgets[std::string(to_string(static_cast<MetricName>(i)))] = g_requests.limits[i];
     }
 
-    if (!setup_error_.empty()) {
-      ADD_FAILURE() << "heapgate: " << setup_error_;
-      record.verdict = Verdict::unavailable;
-      record.message = setup_error_;
-      finish_record(std::move(record));
-      return;
-    }
     if (!measured || !*measured) {
-      record.verdict = Verdict::unavailable;
-      record.message = measured ? measured->error().message() : unavailable_reason_;
-      if (options_.strict) ADD_FAILURE() << "heapgate (strict): " << record.message;
+      Observation nothing;
+      nothing.unavailable_reason = measured ? measured->error().message() : unavailable_reason_;
+      GatePolicy policy;
+      policy.strict = options_.strict;
+      apply(judge(nothing, nullptr, policy), record);
+      if (is_failure(record.verdict, options_.strict)) ADD_FAILURE() << failure_text(record, {});
       finish_record(std::move(record));
       return;
     }
@@ -362,18 +204,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     if (writer_ && !child_ && !baseline_path_.empty() && baseline_.exists && whole_suite_ran()) {
       // Baseline entries of tests that no longer exist: reported, not failed,
       // so a removed test is noticed and its entry can be dropped on review.
-      for (const auto& [name, entry] : baseline_.tests) {
-        if (seen_.count(name) != 0) continue;
-        TestRecord missing;
-        missing.name = name;
-        missing.suite = name.substr(0, name.find('.'));
-        missing.test = name.find('.') == std::string::npos ? "" : name.substr(name.find('.') + 1);
-        missing.mode = entry.mode;
-        missing.baseline = entry.metrics;
-        missing.verdict = Verdict::missing;
-        missing.message = "in " + baseline_path_ + " but not run by this binary";
-        (void)writer_->add(std::move(missing));
-      }
+      for (TestRecord& missing : missing_tests(run_, baseline_)) (void)writer_->add(std::move(missing));
     }
     if (writer_) {
       if (auto done = writer_->finish(); !done) {
@@ -382,7 +213,10 @@ class Listener : public ::testing::EmptyTestEventListener {
     }
     if (child_ || baseline_path_.empty()) return;
     const bool create = !baseline_.exists;
-    if ((options_.update_baselines || create) && !updates_.empty() && std::getenv("GTEST_TOTAL_SHARDS") != nullptr) {
+    if (!options_.update_baselines && !create) return;
+    const std::size_t recorded = baseline_entries(run_).size();
+    if (recorded == 0) return;
+    if (std::getenv("GTEST_TOTAL_SHARDS") != nullptr) {
       // Shards write one baseline file concurrently, each with its own tests:
       // the last rename would win and drop the others' entries.
       std::fprintf(stderr,
@@ -391,14 +225,12 @@ class Listener : public ::testing::EmptyTestEventListener {
                    baseline_path_.c_str(), create ? "created" : "updated");
       return;
     }
-    if ((options_.update_baselines || create) && !updates_.empty()) {
-      for (auto& [name, entry] : updates_) baseline_.tests[name] = entry;
-      if (auto written = write_baseline(baseline_path_, baseline_); !written) {
-        std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());
-      } else {
-        std::fprintf(stderr, "heapgate: %s %s (%zu tests)\n", create ? "created" : "updated",
-                     baseline_path_.c_str(), updates_.size());
-      }
+    accept_run(baseline_, run_);
+    if (auto written = write_baseline(baseline_path_, baseline_); !written) {
+      std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());
+    } else {
+      std::fprintf(stderr, "heapgate: %s %s (%zu tests)\n", create ? "created" : "updated", baseline_path_.c_str(),
+                   recorded);
     }
   }
 
@@ -424,178 +256,42 @@ class Listener : public ::testing::EmptyTestEventListener {
     return *symbolizer_;
   }
 
-  // Budgets, leaks, then the baseline; the first failing check gives the verdict.
+  // The gate decides (heapgate/explain.h); the listener only reports it.
   void decide(TestRecord& record) {
-    const Metrics& m = record.metrics;
-    if (record.gtest_failed) {
-      // GoogleTest keeps a failed assertion's message and result records until
-      // the test's results are printed: they would read as the test's leak.
-      // The test has failed already; heapgate records its numbers but judges nothing.
-      record.verdict = Verdict::pass;
-      record.message = "not gated: the test failed its own assertions\n";
-      return;
-    }
-    std::string problems;
-    Verdict verdict = Verdict::pass;
+    Observation observation;
+    observation.mode = record.mode;
+    observation.metrics = record.metrics;
+    observation.own_failure = record.gtest_failed;
     for (std::size_t i = 0; i < kMetricCount; ++i) {
-      if (!g_requests.limited[i]) continue;
-      auto metric = static_cast<MetricName>(i);
-      std::uint64_t value = get(m, metric);
-      if (value > g_requests.limits[i]) {
-        verdict = Verdict::over_budget;
-        problems += std::string(to_string(metric)) + " " + std::to_string(value) + " is over the budget of " +
-                    std::to_string(g_requests.limits[i]) + "\n";
-      }
+      if (g_requests.limited[i]) observation.budgets[static_cast<MetricName>(i)] = g_requests.limits[i];
     }
-    const bool check_leaks = g_requests.leak_check == -1 ? options_.check_leaks : g_requests.leak_check == 1;
-    bool leaked = check_leaks && m.live_allocations > 0;
+    if (g_requests.leak_check != -1) observation.check_leaks = g_requests.leak_check == 1;
 
     const BaselineEntry* base = nullptr;
     if (!baseline_path_.empty()) {
       auto it = baseline_.tests.find(record.name);
       if (it != baseline_.tests.end()) base = &it->second;
     }
-    Comparison comparison;  // pass, when no baselines are in use
-    if (!baseline_path_.empty()) comparison = compare_to_baseline(m, base, Tolerances::for_mode(record.mode), record.mode);
-    record.deltas = comparison.deltas;
-    if (base != nullptr) record.baseline = base->metrics;
-
-    // A leak is what recurs: a re-run that runs the test twice tells a real
-    // leak from a lazily initialised static, which allocates only once.
-    std::vector<StackSummary> leak_stacks;
-    std::vector<std::string> explain_profiles;  // the exact re-run's heap profiles
-    if (leaked) {
-      auto child = rerun(record.name, /*iteration=*/2);
-      if (child) {
-        if (child->metrics.live_allocations == 0) {
-          leaked = false;
-          record.message += "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
-                            std::to_string(m.live_bytes) + " B) stay allocated after the first run only; not a leak\n";
-        } else {
-          leak_stacks = child->stacks;
-          explain_profiles = child->profiles;
-          bool all_suppressed = !suppressions_.empty() && !leak_stacks.empty();
-          for (const auto& s : explaining_stacks(leak_stacks, Verdict::leaked, SIZE_MAX)) {
-            if (!suppressed(s, suppressions_)) all_suppressed = false;
-          }
-          if (all_suppressed) {
-            leaked = false;
-            record.message += "leak suppressed by " + options_.suppressions_path + "\n";
-          }
-        }
-      }
-    }
-    if (leaked && verdict == Verdict::pass) {
-      verdict = Verdict::leaked;
-    } else if (leaked) {
-      problems += "";
-    }
-    if (leaked) {
-      problems += "leaked " + std::to_string(m.live_allocations) + " blocks (" + std::to_string(m.live_bytes) +
-                  " B) still allocated when the test ended\n";
-    }
-    if (verdict == Verdict::pass) {
-      verdict = comparison.verdict;
-      if (verdict == Verdict::regressed) problems += comparison.explanation + "\n";
-    }
-    record.verdict = verdict;
-
-    // Updating baselines: from tests that passed their own assertions only.
-    if ((options_.update_baselines || !baseline_.exists) && !record.gtest_failed && !baseline_path_.empty()) {
-      BaselineEntry entry;
-      entry.metrics = m;
-      entry.mode = record.mode;
-      if (base != nullptr) entry.tolerance = base->tolerance;
-      updates_[record.name] = entry;
-      if (record.verdict == Verdict::regressed || record.verdict == Verdict::improved) record.verdict = Verdict::pass;
-      // "new" replaces only a baseline verdict: a leak or a budget fails a new test too.
-      if (base == nullptr && record.verdict == Verdict::pass) record.verdict = Verdict::new_test;
-      if (record.verdict == Verdict::pass && verdict == Verdict::regressed) problems.clear();
-    }
-
-    if (!is_failure(record.verdict, options_.strict)) {
-      if (record.verdict == Verdict::improved) record.message += comparison.explanation;
-      return;
-    }
-
-    // Explain: stacks from this process (exact mode) or from an exact re-run.
-    std::vector<StackSummary> stacks;
-    if (record.verdict == Verdict::leaked && !leak_stacks.empty()) {
-      stacks = leak_stacks;
-    } else if (!record.profiles.empty()) {
-      stacks = summarize_profile(record.profiles.front(), symbolizer(), options_.top_stacks * 2);
-    } else {
-      auto child = rerun(record.name, /*iteration=*/1);
-      if (child) {
-        stacks = child->stacks;
-        explain_profiles = child->profiles;
-      }
-    }
-    record.stacks = explaining_stacks(stacks, record.verdict, options_.top_stacks);
-    const bool from_rerun = record.profiles.empty();
-    record.profiles.insert(record.profiles.end(), explain_profiles.begin(), explain_profiles.end());
-    std::string message = "heapgate: " + record.name + " " + std::string(to_string(record.verdict)) + " (" +
-                          std::string(to_string(record.mode)) + " mode)\n" + problems;
-    if (!record.stacks.empty()) {
-      message += "  top stacks (" + std::string(from_rerun ? "exact re-run" : "this run") + "):\n" +
-                 render_stacks(record.stacks, record.verdict);
-    } else if (options_.explain) {
-      message += "  (no stacks: " + rerun_problem_ + ")\n";
-    }
-    record.message = message + record.message;
-    ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << message;
+    GatePolicy policy;
+    policy.check_leaks = options_.check_leaks;
+    policy.strict = options_.strict;
+    policy.compare_baseline = !baseline_path_.empty();
+    policy.accepting = options_.update_baselines || (!baseline_path_.empty() && !baseline_.exists);
+    RerunExplainer explainer(options_, binary_path_, symbolizer());
+    if (!record.profiles.empty()) explainer.set_own_profile(record.profiles.front());
+    const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
+                                          ExplainOptions{options_.top_stacks, options_.explain});
+    if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
   }
 
-  // Runs this one test again in a child process in exact mode (iteration
-  // `iteration` of `--gtest_repeat=iteration`) and returns its record.
-  std::optional<TestRecord> rerun(const std::string& name, int iteration) {
-    rerun_problem_.clear();
-    if (!options_.explain) {
-      rerun_problem_ = "--heapgate_explain=false";
-      return std::nullopt;
-    }
-    if (binary_path_.empty()) {
-      rerun_problem_ = "cannot find this executable's path";
-      return std::nullopt;
-    }
-    auto dir = sys::make_private_dir("heapgate-rerun.");
-    if (!dir) {
-      rerun_problem_ = dir.error().message();
-      return std::nullopt;
-    }
-    sys::ProcessOptions process;
-    process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
-    process.unset_env = {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE", "HEAPGATE_REPORT",
-                         "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES", "GTEST_OUTPUT"};
-    process.timeout = std::chrono::minutes(10);
-    std::vector<std::string> argv = {binary_path_,
-                                     "--gtest_filter=" + name,
-                                     "--gtest_repeat=" + std::to_string(iteration),
-                                     "--gtest_also_run_disabled_tests",
-                                     "--heapgate_mode=exact",
-                                     "--heapgate_report=" + *dir,
-                                     "--heapgate_internal_child=" + std::to_string(iteration),
-                                     "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
-    auto ran = sys::run_process(argv, process);
-    if (!ran) {
-      rerun_problem_ = ran.error().message();
-      return std::nullopt;
-    }
-    auto report = read_report(*dir + "/" + binary_name_ + ".json");
-    if (!report) {
-      rerun_problem_ = "the exact re-run wrote no report (exit " + std::to_string(ran->exit_code) + "): " +
-                       ran->stderr_text.substr(0, 500);
-      return std::nullopt;
-    }
-    for (auto& t : report->tests) {
-      if (t.name == name) return std::move(t);
-    }
-    rerun_problem_ = "the exact re-run did not run " + name;
-    return std::nullopt;
+  [[noreturn]] static void setup_failed(const Error& error) {
+    std::fprintf(stderr, "heapgate: %s\n", error.message().c_str());
+    std::fflush(stderr);
+    std::exit(2);
   }
 
   void finish_record(TestRecord record) {
-    seen_.insert(record.name);
+    if (!child_) run_.tests.push_back(record);
     // Metrics become <testcase> attributes in gtest's own XML (style.md fact 1).
     if (record.verdict != Verdict::unavailable) {
       for (std::size_t i = 0; i < kMetricCount; ++i) {
@@ -615,22 +311,19 @@ class Listener : public ::testing::EmptyTestEventListener {
   Options options_;
   Mode effective_mode_ = Mode::off;
   std::string unavailable_reason_;
-  std::string setup_error_;
   bool child_ = false;
   bool death_test_child_ = false;
   std::string binary_path_;
   std::string binary_name_;
   std::string baseline_path_;
   Baseline baseline_;
-  std::map<std::string, BaselineEntry> updates_;
-  std::vector<std::string> suppressions_;
+  Report run_;  // this run's records, for the baseline and the missing tests
+  Suppressions suppressions_;
   std::optional<ReportWriter> writer_;
   std::optional<ProfileScope> scope_;
   std::optional<Symbolizer> symbolizer_;
-  std::string rerun_problem_;
   int iteration_ = 0;
   Metrics gtest_overhead_;
-  std::set<std::string> seen_;  // tests recorded in this run
 };
 
 }  // namespace

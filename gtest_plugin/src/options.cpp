@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "heapgate/gtest.h"
-#include "heapgate_flags.h"
+#include "heapgate/flags.h"
 
 namespace heapgate::gtest {
 

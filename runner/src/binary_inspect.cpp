@@ -13,7 +13,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::runner {
 namespace {

@@ -13,6 +13,7 @@
 #include "gate.h"
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
+#include "heapgate/gate.h"
 #include "output.h"
 
 namespace heapgate::runner {

@@ -12,6 +12,8 @@
 #include "heapgate/baseline.h"
 #include "heapgate/benchmark_gate.h"
 #include "heapgate/report.h"
+#include "heapgate/report_files.h"
+#include "heapgate/gate.h"
 #include "commands.h"
 #include "output.h"
 

@@ -10,6 +10,7 @@
 #include "gate.h"
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
+#include "heapgate/report_files.h"
 #include "output.h"
 
 namespace heapgate::runner {

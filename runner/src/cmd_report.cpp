@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "heapgate/report.h"
+#include "heapgate/report_files.h"
 #include "commands.h"
 #include "output.h"
 

@@ -29,7 +29,9 @@
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
 #include "output.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
+#include "heapgate/report_files.h"
+#include "heapgate/gate.h"
 
 namespace heapgate::runner {
 namespace {

@@ -11,6 +11,8 @@
 #include <map>
 
 #include "commands.h"
+#include "heapgate/gate.h"
+#include "heapgate/journal.h"
 
 namespace heapgate::runner {
 namespace {
@@ -51,7 +53,7 @@ Result<std::vector<Report>> read_reports(const std::string& dir) {
   std::vector<std::string> files;
   while (dirent* entry = ::readdir(handle)) {
     std::string name = entry->d_name;
-    if (ends_with(name, ".json") && name.find(".shard-") == std::string::npos) files.push_back(dir + "/" + name);
+    if (ends_with(name, ".json") && !is_shard_report(name)) files.push_back(dir + "/" + name);
   }
   ::closedir(handle);
   if (files.empty()) {
@@ -69,52 +71,12 @@ Result<std::vector<Report>> read_reports(const std::string& dir) {
 }
 
 void rejudge(Report& report, const Baseline& baseline) {
-  std::vector<TestRecord> kept;
-  for (TestRecord& record : report.tests) {
-    auto entry = baseline.tests.find(record.name);
-    const BaselineEntry* base = entry == baseline.tests.end() ? nullptr : &entry->second;
-    switch (record.verdict) {
-      case Verdict::leaked:
-      case Verdict::over_budget:
-      case Verdict::unavailable:
-        break;
-      case Verdict::missing:
-        if (base == nullptr) continue;
-        record.baseline = base->metrics;
-        break;
-      case Verdict::pass:
-      case Verdict::regressed:
-      case Verdict::improved:
-      case Verdict::new_test: {
-        if (record.gtest_failed || record.mode == Mode::off) break;
-        Comparison comparison = compare_to_baseline(record.metrics, base, Tolerances::for_mode(record.mode), record.mode);
-        record.verdict = comparison.verdict;
-        record.deltas = comparison.deltas;
-        record.message = comparison.verdict == Verdict::pass ? "" : comparison.explanation;
-        if (base != nullptr) {
-          record.baseline = base->metrics;
-        } else {
-          record.baseline.reset();
-        }
-        break;
-      }
-    }
-    kept.push_back(std::move(record));
-  }
-  report.tests = std::move(kept);
+  GatePolicy policy;
+  policy.strict = report.run.strict;
+  judge_run(report, baseline, policy, /*whole_run=*/false);
 }
 
-int gate_exit_code(const std::vector<Report>& reports) {
-  bool unavailable = false;
-  for (const Report& report : reports) {
-    if (!report.run.complete) return kExitGateFailed;
-    for (const TestRecord& record : report.tests) {
-      if (record.gtest_failed || is_failure(record.verdict, /*strict=*/false)) return kExitGateFailed;
-      if (record.verdict == Verdict::unavailable && report.run.strict) unavailable = true;
-    }
-  }
-  return unavailable ? kExitUnavailable : kExitOk;
-}
+int gate_exit_code(const std::vector<Report>& reports) { return static_cast<int>(gate_exit(reports)); }
 
 void print_summary(std::FILE* out, const std::vector<Report>& reports) {
   std::size_t width = 6;

@@ -23,18 +23,11 @@ std::string baseline_path(const std::string& baselines_dir, const std::string& b
 /// report; a report's own read error, naming the file.
 Result<std::vector<Report>> read_reports(const std::string& dir);
 
-/// Judges `report` again against `baseline`, as the plugin would have: the
-/// verdicts that do not depend on a baseline (leaked, over_budget,
-/// unavailable, and tests that failed their own assertions) stay; the others
-/// (pass, regressed, improved, new) are recomputed with the run's tolerances
-/// or the entry's own; `missing` records whose test left the baseline are
-/// dropped.
+/// Judges `report` again against `baseline` with the gate (judge_run() in
+/// heapgate/gate.h), under the run's own strictness.
 void rejudge(Report& report, const Baseline& baseline);
 
-/// The gate's exit code over reports (design.md §6): 1 when any test
-/// regressed, leaked, went over budget or failed its own assertions, or a
-/// report is incomplete (the binary crashed); else 3 when a strict run could
-/// measure nothing; else 0.
+/// The gate's exit code over reports: gate_exit() of heapgate/gate.h.
 int gate_exit_code(const std::vector<Report>& reports);
 
 /// Prints one line per report (binary: tests and the count per verdict), then

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::runner {
 

@@ -18,7 +18,7 @@
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
 #include "profile_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate {

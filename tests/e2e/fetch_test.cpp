@@ -28,7 +28,7 @@
 #include "heapgate/profile.h"
 #include "http_test_support.h"
 #include "profile_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate::testing {

@@ -11,7 +11,7 @@
 
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate {

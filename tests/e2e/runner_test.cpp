@@ -8,7 +8,8 @@
 
 #include "heapgate/report.h"
 #include "profile_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
+#include "heapgate/report_files.h"
 #include "test_support.h"
 
 namespace heapgate {

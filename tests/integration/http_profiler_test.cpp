@@ -20,9 +20,9 @@
 
 #include "heapgate/jeprof.h"
 #include "heapgate/profile_scope.h"
-#include "http/mesos_duration.h"
+#include "heapgate/mesos_duration.h"
 #include "http_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate::testing {

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "heapgate/jeprof.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate::testing {

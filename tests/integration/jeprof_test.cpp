@@ -11,7 +11,7 @@
 #include "heapgate/jeprof.h"
 #include "heapgate/profile.h"
 #include "profile_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate {

@@ -15,7 +15,7 @@
 #include "heapgate/allocator.h"
 #include "heapgate/profile.h"
 #include "heapgate/profile_scope.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 #include "workloads.h"
 

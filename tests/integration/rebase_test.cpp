@@ -15,7 +15,7 @@
 #include "heapgate/profile.h"
 #include "heapgate/rebase.h"
 #include "profile_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate {

@@ -13,12 +13,12 @@
 
 #include <gtest/gtest.h>
 
-#include "build_id.h"
+#include "heapgate/build_id.h"
 #include "heapgate/profile.h"
 #include "heapgate/profile_scope.h"
 #include "heapgate/symbolizer.h"
 #include "symbols_lib.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 #include "workload_runner.h"
 

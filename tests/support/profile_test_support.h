@@ -13,7 +13,7 @@
 #include "heapgate/error.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/profile.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate::testing {

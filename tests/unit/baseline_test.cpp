@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "heapgate/baseline.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate {

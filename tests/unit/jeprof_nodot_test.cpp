@@ -10,7 +10,7 @@
 
 #include "heapgate/jeprof.h"
 #include "profile_test_support.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate {

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "heapgate/report.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
+#include "heapgate/report_files.h"
 #include "test_support.h"
 
 namespace heapgate {

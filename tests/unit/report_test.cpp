@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "heapgate/report.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
+#include "heapgate/report_files.h"
+#include "heapgate/gate.h"
 #include "test_support.h"
 
 namespace heapgate {

@@ -7,6 +7,7 @@
 #include "heapgate/baseline.h"
 #include "heapgate/metrics.h"
 #include "heapgate/verdict.h"
+#include "heapgate/gate.h"
 
 namespace heapgate {
 namespace {

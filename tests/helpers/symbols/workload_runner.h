@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "heapgate/profile.h"
-#include "sys/sys.h"
+#include "heapgate/sys.h"
 #include "test_support.h"
 
 namespace heapgate::testing {

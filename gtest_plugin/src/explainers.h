@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The two ways the GoogleTest plugin explains a test (heapgate/explain.h):
+// from a heap profile this process wrote (the test ran in exact mode), or by
+// running the test again alone in exact mode in a child process.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "heapgate/explain.h"
+#include "heapgate/gtest.h"
+#include "heapgate/symbolizer.h"
+
+namespace heapgate::gtest {
+
+/// The stacks of one exact-mode heap profile, as report summaries: the top
+/// `limit` stacks by live bytes and by allocations, each with its own counts.
+std::vector<StackSummary> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
+                                            std::size_t limit);
+
+/// Re-runs one test of this binary in a child process (exact mode,
+/// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and
+/// reads the record the child writes. When the test already ran in exact
+/// mode in this process (`own_profile`), explain() reads that profile instead.
+class RerunExplainer : public Explainer {
+ public:
+  RerunExplainer(const Options& options, std::string binary_path, Symbolizer& symbolizer)
+      : options_(options), binary_path_(std::move(binary_path)), symbolizer_(symbolizer) {}
+
+  /// The profile of the current test's own exact-mode run, or "".
+  void set_own_profile(std::string path) { own_profile_ = std::move(path); }
+
+  Result<Explanation> explain(const std::string& test) override;
+  Result<Explanation> repeat(const std::string& test) override;
+
+ private:
+  Result<Explanation> rerun(const std::string& test, int iteration);
+
+  const Options& options_;
+  std::string binary_path_;
+  Symbolizer& symbolizer_;
+  std::string own_profile_;
+};
+
+}  // namespace heapgate::gtest

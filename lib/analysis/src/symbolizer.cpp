@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/symbolizer.h"
+
+#include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "heapgate/build_id.h"
+#include "dwarf_names.h"
+#include "frame_names.h"
+
+namespace heapgate {
+namespace {
+
+constexpr std::string_view kDeletedSuffix = " (deleted)";
+
+// Stores each distinct string once; the views stay valid because a deque never
+// moves its elements on push_back.
+class StringPool {
+ public:
+  std::string_view intern(std::string_view s) {
+    auto it = index_.find(s);
+    if (it != index_.end()) return *it;
+    const std::string& stored = storage_.emplace_back(s);
+    index_.insert(stored);
+    return stored;
+  }
+
+ private:
+  std::deque<std::string> storage_;
+  std::unordered_set<std::string_view> index_;
+};
+
+struct Segment {
+  std::uint64_t offset = 0;  // p_offset
+  std::uint64_t vaddr = 0;   // p_vaddr
+  std::uint64_t size = 0;    // p_filesz
+};
+
+// One file, opened at most once per Symbolizer.
+struct Module {
+  std::string_view path;      // interned, without " (deleted)"
+  std::string_view build_id;  // interned
+  Dwfl* dwfl = nullptr;
+  Dwfl_Module* mod = nullptr;
+  Dwarf_Addr bias = 0;
+  std::vector<Segment> segments;
+  // Module address (after the return-address adjustment) -> its Location.
+  std::unordered_map<std::uint64_t, const Location*> cache;
+  // Frames of mappings that do not match the file on disk: file offset -> Location.
+  std::unordered_map<std::uint64_t, const Location*> stale_cache;
+
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module() {
+    if (dwfl != nullptr) dwfl_end(dwfl);
+  }
+};
+
+std::string_view strip_deleted(std::string_view path) {
+  if (path.size() >= kDeletedSuffix.size() && path.substr(path.size() - kDeletedSuffix.size()) == kDeletedSuffix) {
+    path.remove_suffix(kDeletedSuffix.size());
+  }
+  return path;
+}
+
+// True when the code mapping `m` could have come from `segments`: a loadable
+// segment starts in the mapping's first page and spans as many pages. A file
+// rebuilt in place (linkers reuse the inode) almost always moves or resizes
+// its code, so its frames are not named from the wrong code.
+bool mapping_matches(const Mapping& m, const std::vector<Segment>& segments) {
+  if (!m.executable()) return true;
+  const std::uint64_t size = m.end - m.start;
+  for (const Segment& s : segments) {
+    for (std::uint64_t page : {0x1000ull, 0x4000ull, 0x10000ull}) {
+      const std::uint64_t first = s.offset & ~(page - 1);
+      const std::uint64_t span = ((s.offset - first) + s.size + page - 1) & ~(page - 1);
+      if (first == m.offset && span == size) return true;
+    }
+  }
+  return false;
+}
+
+// libdw reports modules through these; debug info is searched the standard way.
+char* g_debuginfo_path = nullptr;
+const Dwfl_Callbacks kCallbacks = {
+    dwfl_build_id_find_elf,
+    dwfl_standard_find_debuginfo,
+    dwfl_offline_section_address,
+    &g_debuginfo_path,
+};
+
+const char* die_linkage_name(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  const char* name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+  if (name == nullptr) name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+  return name;
+}
+
+bool is_function_scope(int tag) {
+  return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine || tag == DW_TAG_entry_point;
+}
+
+}  // namespace
+
+struct Symbolizer::Impl {
+  StringPool strings;
+  std::deque<Location> locations;
+  std::deque<Module> modules;
+  // "path\0device\0inode" -> module.
+  std::unordered_map<std::string, Module*> module_index;
+  // Raw address -> Location, for addresses outside every file mapping.
+  std::unordered_map<std::uint64_t, const Location*> unmapped;
+  // Mangled (or plain) symbol name -> interned demangled name.
+  std::unordered_map<std::string, std::string_view> demangled;
+  SymbolizerStats stats;
+  // Text -> its one shared FrameName (see Symbolizer::frame_name).
+  std::unordered_map<std::string_view, FrameName> frame_names;
+  detail::DwarfNamer namer{[this](const char* name) { return std::string(demangle(name)); }};
+
+  Module* module_for(const Mapping& mapping);
+  void open_module(Module& module, const Mapping& mapping);
+  const Location& locate(const Mapping* mapping, Module* module, bool stale, std::uint64_t address);
+  bool stale(const Mapping& mapping, const Module& module) {
+    if (module.mod == nullptr || mapping_matches(mapping, module.segments)) return false;
+    ++stats.mappings_mismatched;
+    return true;
+  }
+  const Location& resolve(Module& module, std::uint64_t module_address, std::uint64_t fallback_offset);
+  std::string_view demangle(const char* name);
+  std::string_view file_name(const char* path) { return path == nullptr ? std::string_view() : strings.intern(path); }
+};
+
+Module* Symbolizer::Impl::module_for(const Mapping& mapping) {
+  if (mapping.path.empty()) return nullptr;  // anonymous memory (JIT code and the like)
+  std::string key;
+  key.reserve(mapping.path.size() + mapping.device.size() + 24);
+  key += mapping.path;
+  key += '\0';
+  key += mapping.device;
+  key += '\0';
+  key += std::to_string(mapping.inode);
+  auto it = module_index.find(key);
+  if (it != module_index.end()) return it->second;
+  Module& module = modules.emplace_back();
+  module.path = strings.intern(strip_deleted(mapping.path));
+  ++stats.modules_seen;
+  open_module(module, mapping);
+  module_index.emplace(std::move(key), &module);
+  return &module;
+}
+
+void Symbolizer::Impl::open_module(Module& module, const Mapping& mapping) {
+  if (!mapping.file_backed()) return;  // "[vdso]" and the like
+  // A deleted file's path names another file now, or none: its frames stay unknown.
+  if (mapping.deleted()) return;
+  const std::string path(module.path);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  // Only the inode is compared: on overlayfs the kernel's maps show the
+  // underlying device, which differs from what stat() reports.
+  if (::fstat(fd, &st) != 0 || static_cast<std::uint64_t>(st.st_ino) != mapping.inode) {
+    ::close(fd);
+    return;
+  }
+  Dwfl* dwfl = dwfl_begin(&kCallbacks);
+  if (dwfl == nullptr) {
+    ::close(fd);
+    return;
+  }
+  dwfl_report_begin(dwfl);
+  // Base 0 relative to p_vaddr: module addresses are the ELF's own link-time
+  // addresses (what addr2line takes), for ET_EXEC and ET_DYN alike.
+  Dwfl_Module* mod = dwfl_report_elf(dwfl, path.c_str(), path.c_str(), fd, 0, true);
+  if (mod == nullptr) {
+    ::close(fd);  // not consumed on failure
+    dwfl_end(dwfl);
+    return;
+  }
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(mod, &bias);
+  if (elf == nullptr) {
+    dwfl_end(dwfl);
+    return;
+  }
+  std::size_t count = 0;
+  if (elf_getphdrnum(elf, &count) == 0) {
+    for (std::size_t i = 0; i < count; ++i) {
+      GElf_Phdr phdr;
+      if (gelf_getphdr(elf, static_cast<int>(i), &phdr) == nullptr || phdr.p_type != PT_LOAD) continue;
+      module.segments.push_back(Segment{phdr.p_offset, phdr.p_vaddr, phdr.p_filesz});
+    }
+  }
+  const unsigned char* bits = nullptr;
+  GElf_Addr note_vaddr = 0;
+  int n = dwfl_module_build_id(mod, &bits, &note_vaddr);
+  if (n > 0 && bits != nullptr) module.build_id = strings.intern(detail::to_hex(bits, static_cast<std::size_t>(n)));
+  module.dwfl = dwfl;
+  module.mod = mod;
+  module.bias = bias;
+  ++stats.modules_loaded;
+}
+
+std::string_view Symbolizer::Impl::demangle(const char* name) {
+  auto it = demangled.find(name);
+  if (it != demangled.end()) return it->second;
+  std::string text;
+  int status = -1;
+  char* out = (name[0] == '_' && name[1] == 'Z') ? abi::__cxa_demangle(name, nullptr, nullptr, &status) : nullptr;
+  if (out != nullptr && status == 0) {
+    text = out;
+  } else {
+    text = name;
+    // Unmangled clones ("foo.cold", "foo.part.0") and symbol versions ("foo@@V_1").
+    auto cut = text.find_first_of(".@");
+    if (cut != std::string::npos && cut > 0) text.resize(cut);
+  }
+  std::free(out);
+  // "f(int) [clone .cold]": one name for all parts of a function.
+  auto clone = text.find(" [clone ");
+  if (clone != std::string::npos) text.resize(clone);
+  // Template functions come with a return type that DWARF-built names lack.
+  std::string_view interned = strings.intern(detail::strip_return_type(text));
+  demangled.emplace(name, interned);
+  return interned;
+}
+
+const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_address, std::uint64_t fallback_offset) {
+  Location& loc = locations.emplace_back();
+  loc.module = module.path;
+  loc.build_id = module.build_id;
+  loc.offset = module.mod != nullptr ? module_address : fallback_offset;
+  if (module.mod == nullptr) return loc;
+  ++stats.addresses_resolved;
+  const Dwarf_Addr addr = module_address + module.bias;
+
+  // The innermost line comes from the line table; each inlined scope then gives
+  // the call site in the function it was inlined into (as eu-addr2line -i does).
+  std::string_view file;
+  std::uint32_t line = 0;
+  if (Dwfl_Line* row = dwfl_module_getsrc(module.mod, addr)) {
+    int lineno = 0;
+    file = file_name(dwfl_lineinfo(row, nullptr, &lineno, nullptr, nullptr, nullptr));
+    line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
+  }
+
+  Dwarf_Addr cu_bias = 0;
+  Dwarf_Die* cudie = dwfl_module_addrdie(module.mod, addr, &cu_bias);
+  if (cudie != nullptr) {
+    Dwarf_Die* scopes = nullptr;
+    int nscopes = dwarf_getscopes(cudie, addr - cu_bias, &scopes);
+    if (nscopes > 0) {
+      Dwarf_Die innermost = scopes[0];
+      std::free(scopes);
+      scopes = nullptr;
+      // The physical nesting of the innermost scope (dwarf_getscopes follows
+      // abstract origins once it meets an inlined instance).
+      nscopes = dwarf_getscopes_die(&innermost, &scopes);
+    }
+    Dwarf_Files* files = nullptr;
+    std::size_t nfiles = 0;
+    if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0) files = nullptr;
+    for (int i = 0; i < nscopes; ++i) {
+      Dwarf_Die* scope = &scopes[i];
+      const int tag = dwarf_tag(scope);
+      if (!is_function_scope(tag)) continue;
+      const bool inlined = tag == DW_TAG_inlined_subroutine;
+      const char* name = die_linkage_name(scope);
+      std::string_view function;
+      if (name != nullptr) {
+        function = demangle(name);
+      } else {
+        // No linkage name (C, or C++ with internal linkage): spelled from the
+        // DWARF scopes, so inlined and out-of-line copies get one name.
+        std::string built = namer.function_name(scope);
+        if (!built.empty()) function = strings.intern(built);
+      }
+      if (function.empty() && !inlined) {
+        GElf_Off off = 0;
+        GElf_Sym sym;
+        const char* symbol = dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
+        if (symbol != nullptr) function = demangle(symbol);
+      }
+      if (!function.empty()) loc.frames.push_back(SourceFrame{function, file, line, inlined});
+      if (!inlined) break;
+      Dwarf_Attribute attr;
+      Dwarf_Word value = 0;
+      file = {};
+      line = 0;
+      if (files != nullptr && dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &value) == 0 &&
+          value < nfiles) {
+        file = file_name(dwarf_filesrc(files, value, nullptr, nullptr));
+      }
+      if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &value) == 0) {
+        line = static_cast<std::uint32_t>(value);
+      }
+    }
+    std::free(scopes);
+    if (!loc.frames.empty()) loc.frames.back().inlined = false;
+  }
+
+  if (loc.frames.empty()) {
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char* symbol = dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
+    if (symbol != nullptr && *symbol != '\0') loc.frames.push_back(SourceFrame{demangle(symbol), file, line, false});
+  }
+  return loc;
+}
+
+const Location& Symbolizer::Impl::locate(const Mapping* mapping, Module* module, bool stale,
+                                         std::uint64_t address) {
+  if (mapping == nullptr || module == nullptr) {
+    auto it = unmapped.find(address);
+    if (it != unmapped.end()) return *it->second;
+    Location& loc = locations.emplace_back();
+    loc.offset = address;
+    unmapped.emplace(address, &loc);
+    return loc;
+  }
+  const std::uint64_t file_offset = address - mapping->start + mapping->offset;
+  if (stale) {
+    auto it = module->stale_cache.find(file_offset);
+    if (it != module->stale_cache.end()) return *it->second;
+    Location& unknown = locations.emplace_back();
+    unknown.module = module->path;
+    unknown.offset = file_offset;
+    module->stale_cache.emplace(file_offset, &unknown);
+    return unknown;
+  }
+  std::uint64_t module_address = file_offset;
+  bool in_segment = false;
+  for (const Segment& s : module->segments) {
+    if (file_offset >= s.offset && file_offset - s.offset < s.size) {
+      module_address = file_offset - s.offset + s.vaddr;
+      in_segment = true;
+      break;
+    }
+  }
+  if (module->mod != nullptr && !in_segment) {
+    // Mapped from the file but outside its loadable segments: nothing to look up.
+    module_address = file_offset;
+  }
+  // Readable modules are keyed by module address, the others by file offset.
+  const std::uint64_t key = (module->mod != nullptr && in_segment) ? module_address : file_offset;
+  auto it = module->cache.find(key);
+  if (it != module->cache.end()) {
+    ++stats.cache_hits;
+    return *it->second;
+  }
+  const Location* loc;
+  if (module->mod != nullptr && in_segment) {
+    loc = &resolve(*module, module_address, file_offset);
+  } else {
+    Location& unknown = locations.emplace_back();
+    unknown.module = module->path;
+    unknown.build_id = module->build_id;
+    unknown.offset = file_offset;
+    loc = &unknown;
+  }
+  module->cache.emplace(key, loc);
+  return *loc;
+}
+
+Symbolizer::Symbolizer() : impl_(std::make_unique<Impl>()) {}
+Symbolizer::~Symbolizer() = default;
+Symbolizer::Symbolizer(Symbolizer&& other) noexcept = default;
+Symbolizer& Symbolizer::operator=(Symbolizer&& other) noexcept = default;
+
+const Location& Symbolizer::symbolize(const Profile& profile, std::uint64_t address, AddressKind kind) {
+  if (kind == AddressKind::return_address && address > 0) --address;
+  const Mapping* mapping = profile.find_mapping(address);
+  Module* module = mapping != nullptr ? impl_->module_for(*mapping) : nullptr;
+  const bool stale = module != nullptr && impl_->stale(*mapping, *module);
+  return impl_->locate(mapping, module, stale, address);
+}
+
+void Symbolizer::for_each_stack(
+    const Profile& profile,
+    const std::function<void(std::size_t index, const std::vector<const Location*>& locations)>& visit) {
+  // Per call: mapping index -> module, and looked-up address -> Location, so
+  // that the many repeats of an address within one profile cost one lookup.
+  std::vector<Module*> modules(profile.mappings.size(), nullptr);
+  std::vector<bool> resolved(profile.mappings.size(), false);
+  std::vector<bool> stale(profile.mappings.size(), false);
+  std::unordered_map<std::uint64_t, const Location*> seen;
+  seen.reserve(profile.stacks.size() + 64);
+  std::vector<const Location*> locations;
+  for (std::size_t index = 0; index < profile.stacks.size(); ++index) {
+    const StackRecord& record = profile.stacks[index];
+    locations.clear();
+    for (std::size_t i = 0; i < record.frames.size(); ++i) {
+      std::uint64_t address = record.frames[i];
+      if (i > 0 && address > 0) --address;
+      auto it = seen.find(address);
+      if (it != seen.end()) {
+        locations.push_back(it->second);
+        continue;
+      }
+      const Mapping* mapping = profile.find_mapping(address);
+      Module* module = nullptr;
+      bool mismatched = false;
+      if (mapping != nullptr) {
+        const auto m = static_cast<std::size_t>(mapping - profile.mappings.data());
+        if (!resolved[m]) {
+          modules[m] = impl_->module_for(*mapping);
+          stale[m] = modules[m] != nullptr && impl_->stale(*mapping, *modules[m]);
+          resolved[m] = true;
+        }
+        module = modules[m];
+        mismatched = stale[m];
+      }
+      const Location* loc = &impl_->locate(mapping, module, mismatched, address);
+      seen.emplace(address, loc);
+      locations.push_back(loc);
+    }
+    visit(index, locations);
+  }
+}
+
+std::vector<const Location*> Symbolizer::symbolize_all(const Profile& profile) {
+  std::size_t total = 0;
+  for (const auto& record : profile.stacks) total += record.frames.size();
+  std::vector<const Location*> out;
+  out.reserve(total);
+  for_each_stack(profile, [&](std::size_t, const std::vector<const Location*>& locations) {
+    out.insert(out.end(), locations.begin(), locations.end());
+  });
+  return out;
+}
+
+FrameName Symbolizer::frame_name(std::string_view text) {
+  auto it = impl_->frame_names.find(text);
+  if (it != impl_->frame_names.end()) return it->second;
+  FrameName name{text};
+  // The key views the FrameName's own text, which never moves.
+  impl_->frame_names.emplace(name.view(), name);
+  return name;
+}
+
+std::vector<const Location*> Symbolizer::symbolize_stack(const Profile& profile, const StackRecord& record) {
+  std::vector<const Location*> out;
+  out.reserve(record.frames.size());
+  for (std::size_t i = 0; i < record.frames.size(); ++i) {
+    out.push_back(&symbolize(profile, record.frames[i], i == 0 ? AddressKind::exact : AddressKind::return_address));
+  }
+  return out;
+}
+
+SymbolizerStats Symbolizer::stats() const noexcept { return impl_->stats; }
+
+std::size_t Symbolizer::modules_loaded() const noexcept { return impl_->stats.modules_loaded; }
+
+}  // namespace heapgate

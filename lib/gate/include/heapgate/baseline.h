@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heapgate/allocator.h"
+#include "heapgate/error.h"
+#include "heapgate/metrics.h"
+
+namespace heapgate {
+
+/// The schema tag of baseline files. A file with a higher version
+/// ("heapgate.baseline/2") was written by a newer heapgate and is refused.
+inline constexpr std::string_view kBaselineSchema = "heapgate.baseline/1";
+
+/// The separator of frames in BaselineEntry::top_stacks: innermost frame
+/// first, each followed by its caller ("parse() < load() < main").
+inline constexpr std::string_view kStackFrameSeparator = " < ";
+
+/// What the baseline remembers of one test.
+///
+/// JSON (one value of the "tests" object; keys sorted):
+/// ```
+/// "Suite.Test": {
+///   "metrics": {"allocated_bytes": 4096, "allocations": 12, "live_allocations": 0,
+///               "live_bytes": 0, "peak_bytes": 2048},
+///   "mode": "exact",
+///   "tolerance": {"allocations": {"absolute": 2, "relative": 0.0}, ...},  // optional
+///   "top_stacks": ["parse() < load() < main"]
+/// }
+/// ```
+struct BaselineEntry {
+  Metrics metrics;
+  /// The mode the metrics were measured in.
+  Mode mode = Mode::counters;
+  /// Per-test tolerances, edited by hand; replace the run's tolerances for
+  /// this test. In JSON a metric may be left out: it then takes
+  /// Tolerances::for_mode(mode); all five are written back.
+  std::optional<Tolerances> tolerance;
+  /// The top stacks when the baseline was recorded, symbolic, one string
+  /// per stack, frames joined by kStackFrameSeparator. For review only: the
+  /// gate compares metrics, not stacks.
+  std::vector<std::string> top_stacks;
+};
+
+/// Field-by-field equality.
+bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept;
+bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept;
+
+/// The baseline of one test binary: `baselines/<binary>.json`.
+///
+/// JSON: `{"binary": "...", "schema": "heapgate.baseline/1", "tests": {...}}`,
+/// written with sorted keys and a 2-space indent, so a change reads well in review.
+struct Baseline {
+  /// The test binary's file name (no directory).
+  std::string binary;
+  /// Entries by full gtest name, "Suite.Test", typed and value-parameterized
+  /// names as gtest prints them ("Inst/Suite.Test/0", "Suite/0.Test").
+  std::map<std::string, BaselineEntry> tests;
+  /// False when read_baseline() found no file: the gate has nothing to
+  /// compare with yet. Not written to JSON.
+  bool exists = true;
+};
+
+/// Field-by-field equality.
+bool operator==(const Baseline& a, const Baseline& b) noexcept;
+bool operator!=(const Baseline& a, const Baseline& b) noexcept;
+
+/// Reads a baseline file. A missing file is not an error: the result is an
+/// empty Baseline with `exists == false`. Errors:
+/// - `io_error`: the file exists but cannot be read (permissions, a directory).
+/// - `parse_error`: not JSON (where = `path:line:column`), or JSON of the
+///   wrong shape: a newer or absent schema, a wrong type, a negative count,
+///   an unknown metric, mode or key. `where` is `path: /json/pointer` of the
+///   offending value, `what` says what was expected and what was found, and
+///   `fix` how to repair it, e.g.
+///   `baselines/a.json: /tests/Suite.Test/metrics/allocations: expected an
+///   unsigned integer, got "5"; fix: write the number without quotes`.
+/// Thread-safe (reads only).
+Result<Baseline> read_baseline(const std::string& path);
+
+/// Parses the text of a baseline file; `source` names it in errors. Errors as
+/// read_baseline. The result has `exists == true`.
+Result<Baseline> parse_baseline_json(std::string_view text, std::string_view source);
+
+/// The JSON text of `baseline`: sorted keys, 2-space indent, trailing newline.
+/// Stable: parse_baseline_json() then to_json() gives back identical bytes
+/// for any text this function wrote. Strings that are not valid UTF-8 are
+/// written with U+FFFD in place of the bad bytes. Pure.
+std::string to_json(const Baseline& baseline);
+
+/// Writes to_json(baseline) to `path` atomically (temp file, fsync, rename):
+/// readers and a crash see the old file or the new one, never a mix, and a
+/// failed write leaves the old file intact and no temporary file behind.
+/// Errors: `io_error` naming the path, with a fix.
+Result<void> write_baseline(const std::string& path, const Baseline& baseline);
+
+/// What update_entries() did.
+struct BaselineUpdate {
+  std::size_t added = 0;      ///< tests that had no entry
+  std::size_t changed = 0;    ///< entries replaced by different values
+  std::size_t unchanged = 0;  ///< entries that already held these values
+  std::size_t kept = 0;       ///< entries of tests not in the results, left as they were
+};
+
+/// Merges new results (test name → entry) into `baseline`. The entry of each
+/// test in `results` is replaced; a tolerance override already in the
+/// baseline is kept unless the new entry brings its own (it was edited by
+/// hand). Entries of tests not in `results` are kept: a filtered or sharded
+/// run never deletes other tests' baselines. Pure (no I/O).
+BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results);
+
+/// Removes the entries of tests not in `known_tests` (for pruning deleted
+/// tests after a full, unfiltered run) and returns their names, sorted.
+std::vector<std::string> prune_entries(Baseline& baseline, const std::set<std::string>& known_tests);
+
+/// Joins frames (innermost first) into one top_stacks string.
+std::string join_stack(const std::vector<std::string>& frames);
+
+}  // namespace heapgate

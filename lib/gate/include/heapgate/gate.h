@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The gate policy, in one place: what fails, in which order, what a failure
+// says, what a run writes back to its baseline, and the exit code of a run.
+// The GoogleTest listener, the benchmark gate and `heapgate run/compare/accept`
+// turn what they saw into an Observation and ask judge(); none decides alone.
+// docs/design.md §6 states the rules and why.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "heapgate/allocator.h"
+#include "heapgate/baseline.h"
+#include "heapgate/metrics.h"
+#include "heapgate/report.h"
+#include "heapgate/verdict.h"
+
+namespace heapgate {
+
+/// How a gate decides; the same rules for every face.
+struct GatePolicy {
+  /// Blocks a test allocated and left live are a leak (unless the test says
+  /// otherwise, Observation::check_leaks).
+  bool check_leaks = true;
+  /// `unavailable` (nothing measured) is a failure.
+  bool strict = false;
+  /// The run is being recorded as the new baseline (--heapgate_update_baselines,
+  /// the first run of a binary, `accept`): a change against the old entry is
+  /// not a failure, and a test without an entry is `new`. Leaks and budgets
+  /// still fail: recording a baseline never hides them.
+  bool accepting = false;
+  /// Compare with a baseline at all; false (no baselines directory): budgets
+  /// and leaks only, and a test passes without being `new`.
+  bool compare_baseline = true;
+};
+
+/// What was learned about blocks a test left live, by running it again.
+enum class LeakResidue {
+  /// Not examined (no re-run possible): live blocks count as a leak.
+  unknown,
+  /// The repeated run leaves live blocks too: the test leaks each time.
+  recurs,
+  /// The repeated run leaves nothing: one-time initialization, not a leak.
+  one_time,
+};
+
+/// The evidence about a test's live blocks, gathered by the face before judging.
+struct LeakEvidence {
+  LeakResidue residue = LeakResidue::unknown;
+  /// Every recurring block is matched by a suppression (suppressions.h).
+  bool suppressed = false;
+  /// Where the matching suppressions come from, for the note ("suppressions.txt").
+  std::string suppressions_source;
+};
+
+/// What a face observed of one test (or benchmark).
+struct Observation {
+  Mode mode = Mode::off;
+  /// The measured metrics; nullopt when nothing could be measured.
+  std::optional<Metrics> metrics;
+  /// Why nothing was measured (metrics is nullopt).
+  std::string unavailable_reason;
+  /// The test failed its own assertions (or the benchmark reported an error).
+  bool own_failure = false;
+  /// HEAPGATE_LIMIT_* budgets.
+  std::map<MetricName, std::uint64_t> budgets;
+  /// The test's own leak setting (HEAPGATE_EXPECT_NO_LEAKS / HEAPGATE_ALLOW_LEAKS);
+  /// nullopt: GatePolicy::check_leaks.
+  std::optional<bool> check_leaks;
+  /// What a repeated run said about live blocks (see leak_suspected()).
+  LeakEvidence leak;
+};
+
+/// One verdict and one explanation for a test.
+struct Judgement {
+  Verdict verdict = Verdict::pass;
+  /// Why, readable on one screen: one line per problem, failures first
+  /// (budgets, then the leak, then the baseline), then notes (a one-time
+  /// initialization, a suppressed leak, an improvement). "" for a plain pass.
+  std::string explanation;
+  /// Per-metric comparison with the baseline entry (empty without one).
+  std::vector<MetricDelta> deltas;
+  /// The baseline entry's metrics, when there is an entry.
+  std::optional<Metrics> baseline;
+};
+
+/// Blocks were left live and leaks are checked for this test: the face
+/// should gather LeakEvidence (re-run the test) before judge().
+bool leak_suspected(const Observation& observation, const GatePolicy& policy) noexcept;
+
+/// Decides one test. The rules, in order:
+/// 1. nothing measured → `unavailable` (a failure only when strict);
+/// 2. the test failed its own assertions → `pass`, "not gated": its numbers
+///    are recorded, but a failed test's leftovers (gtest keeps the failure
+///    messages) are not judged; the run fails anyway (run_fails());
+/// 3. a budget exceeded → `over_budget`; else
+/// 4. a leak (live blocks, checked, residue not one-time, not suppressed) → `leaked`; else
+/// 5. the baseline comparison: `regressed`, `improved`, `pass`, or `new`
+///    without an entry; when accepting, regressed/improved become `pass`.
+/// Every problem found is explained, not just the first. Tolerances are the
+/// entry's own, else Tolerances::for_mode(observation.mode). Pure.
+Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy);
+
+struct Comparison {
+  /// pass, regressed, improved or new_test.
+  Verdict verdict = Verdict::pass;
+  /// One entry per metric, in kMetricNames order; empty for new_test.
+  std::vector<MetricDelta> deltas;
+  /// One readable paragraph, e.g. "regressed: allocations 120 → 180 (+60,
+  /// +50.0%), limit +0." Names every metric beyond tolerance, growths first.
+  std::string explanation;
+};
+/// Compares `current` with `baseline` (a null baseline: the test is new), for
+/// step 5 of judge(). The tolerances are the entry's own override if it has
+/// one, else `tolerances`. Any metric that grew beyond tolerance → regressed;
+/// otherwise any that shrank beyond it → improved; otherwise pass. When
+/// exactly one of `current_mode` and the baseline's mode is `sampled`, the
+/// explanation says the two are measured differently. Pure.
+Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
+                               std::optional<Mode> current_mode = std::nullopt);
+
+/// "leaked 3 allocations (96 bytes) still live at the end of the test", or ""
+/// when nothing is live. `where` replaces "at the end of the test".
+std::string explain_leak(const Metrics& metrics, const std::string& where = "at the end of the test");
+
+/// "allocations 180 over the budget of 150 (+30)", or "" when within it.
+std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics);
+
+/// The record of a judged observation: verdict, message, deltas, baseline.
+void apply(const Judgement& judgement, TestRecord& record);
+
+/// The Observation a saved record stands for (for judging a report again):
+/// its metrics unless unavailable, its budgets, its own failure; a `leaked`
+/// record's residue is `recurs`, and a record that was not judged leaked
+/// keeps its live blocks out of the leak rule (one-time or suppressed then).
+Observation observation_of(const TestRecord& record);
+
+/// The console/JUnit text of a failing record: a headline
+/// ("heapgate: Suite.Test regressed (counters mode)"), the record's message,
+/// and its top stacks (innermost frame first, names without template
+/// arguments). `stacks_source` says where the stacks come from ("exact
+/// re-run", "this run"); `no_stacks_reason` replaces them when there are none.
+std::string failure_text(const TestRecord& record, const std::string& stacks_source,
+                         const std::string& no_stacks_reason = {});
+
+/// The stacks that explain `verdict`, most important first, at most `limit`:
+/// for a leak, the stacks with live blocks by live bytes; otherwise by
+/// allocations. Stacks GoogleTest makes for every test (the fixture, the
+/// flag saver) are dropped.
+std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Verdict verdict, std::size_t limit);
+
+/// Judges a saved run against `baseline` again, as the face would have: each
+/// record through observation_of() and judge(); records of a test that is
+/// neither run nor in the baseline any more (`missing` ones) are dropped;
+/// when `whole_run` (an unfiltered run of every shard), every baseline entry
+/// without a record is added as `missing`. Sorted by name. Pure.
+void judge_run(Report& report, const Baseline& baseline, const GatePolicy& policy, bool whole_run);
+
+/// A `missing` record for every baseline entry with no record in `report`,
+/// sorted by name.
+std::vector<TestRecord> missing_tests(const Report& report, const Baseline& baseline);
+
+/// Adds a `missing` record for every baseline entry with no record in
+/// `report`, then sorts by name. Meaningful only for a complete, unfiltered
+/// run (a merged report of all shards).
+void add_missing_tests(Report& report, const Baseline& baseline);
+
+/// The baseline entries a report's tests would record: one per test that
+/// was measured (not `unavailable` or `missing`, mode not `off`) and did not
+/// fail its own assertions. top_stacks come from TestRecord::stacks.
+std::map<std::string, BaselineEntry> baseline_entries(const Report& report);
+
+/// Records a run into a baseline: update_entries() with baseline_entries()
+/// of the tests `select` accepts (all when empty); tolerances edited by hand
+/// are kept. Pure (the caller writes the file).
+BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::set<std::string>& select = {});
+
+/// A record fails the run: its verdict is a failure (is_failure with
+/// `strict`), or the test failed its own assertions.
+bool fails_run(const TestRecord& record, bool strict) noexcept;
+
+/// How many tests got each verdict.
+struct VerdictCounts {
+  /// Indexed by Verdict (kVerdicts order).
+  std::array<std::size_t, kVerdicts.size()> by_verdict{};
+  std::size_t total = 0;
+  /// Tests that fail the run (fails_run with the run's strict flag).
+  std::size_t failures = 0;
+  /// Tests that failed their own assertions.
+  std::size_t own_failures = 0;
+
+  std::size_t operator[](Verdict v) const noexcept { return by_verdict[static_cast<std::size_t>(v)]; }
+};
+
+/// Counts the verdicts of `report`. Pure.
+VerdictCounts count_verdicts(const Report& report);
+
+/// The exit codes of a gate (the CLI's, ci/gate.sh's).
+enum class GateExit {
+  ok = 0,
+  /// A test regressed, leaked, went over budget or failed its own
+  /// assertions, or a binary crashed before finishing its report.
+  failed = 1,
+  /// Bad usage or input (the CLI's own; never from gate_exit()).
+  usage = 2,
+  /// Nothing could be measured, and that is not allowed (strict).
+  unavailable = 3,
+};
+
+/// The exit code of a run over its reports: `failed` when any record fails
+/// the run (fails_run) or a report is incomplete; else `unavailable` when a
+/// strict run measured nothing for some test; else `ok`.
+GateExit gate_exit(const std::vector<Report>& reports);
+
+}  // namespace heapgate

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "heapgate/allocator.h"
+#include "heapgate/error.h"
+
+namespace heapgate {
+
+struct ScopeResult;
+
+/// The five numbers a gate compares for one test. Counts are allocations;
+/// bytes are usable sizes (requests rounded up to jemalloc's size classes, see
+/// ScopeResult). Plain data; compare with `==`.
+struct Metrics {
+  /// Allocations made during the test, by any thread.
+  std::uint64_t allocations = 0;
+  /// Bytes of those allocations.
+  std::uint64_t allocated_bytes = 0;
+  /// Allocations made during the test and still live at its end (leaks).
+  std::uint64_t live_allocations = 0;
+  /// Bytes of those.
+  std::uint64_t live_bytes = 0;
+  /// The highest live_bytes reached at any moment during the test.
+  std::uint64_t peak_bytes = 0;
+};
+
+/// Field-by-field equality.
+bool operator==(const Metrics& a, const Metrics& b) noexcept;
+bool operator!=(const Metrics& a, const Metrics& b) noexcept;
+
+/// Names one field of Metrics. Closed list, spelled as in JSON, flags and
+/// the `heapgate.<name>` JUnit/gtest properties; the values are 0..4 in this
+/// order, so `static_cast<MetricName>(i)` walks them:
+/// - `allocations`: Metrics::allocations.
+/// - `allocated_bytes`: Metrics::allocated_bytes.
+/// - `live_allocations`: Metrics::live_allocations.
+/// - `live_bytes`: Metrics::live_bytes.
+/// - `peak_bytes`: Metrics::peak_bytes.
+enum class MetricName { allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes };
+
+/// Every MetricName, in declaration order (the order of reports and tables).
+inline constexpr std::array<MetricName, 5> kMetricNames = {MetricName::allocations, MetricName::allocated_bytes,
+                                                           MetricName::live_allocations, MetricName::live_bytes,
+                                                           MetricName::peak_bytes};
+
+/// The metric's name as written in JSON ("live_bytes").
+std::string_view to_string(MetricName metric) noexcept;
+/// Parses a metric name. Errors: `invalid_argument` naming the value and
+/// listing the valid names (callers that parse a file re-code it as they need).
+Result<MetricName> parse_metric_name(std::string_view text);
+
+/// The value of `metric` in `metrics`.
+std::uint64_t get(const Metrics& metrics, MetricName metric) noexcept;
+/// A reference to the field `metric` of `metrics`, for setting it.
+std::uint64_t& get(Metrics& metrics, MetricName metric) noexcept;
+
+/// The five metrics of a finished ProfileScope, copied field by field. A
+/// `bytes_only` fallback scope gives zero counts and peak (see ScopeResult).
+Metrics from_scope(const ScopeResult& scope) noexcept;
+
+/// How far one metric may move from its baseline and still pass: a change
+/// is within tolerance when |delta| <= max(absolute, relative * baseline).
+struct Tolerance {
+  /// Allowed change in the metric's unit (allocations or bytes).
+  std::uint64_t absolute = 0;
+  /// Allowed change as a fraction of the baseline value (0.1 = 10%); >= 0.
+  double relative = 0;
+};
+
+/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+bool operator==(const Tolerance& a, const Tolerance& b) noexcept;
+bool operator!=(const Tolerance& a, const Tolerance& b) noexcept;
+
+/// The largest change of a metric whose baseline is `baseline` that stays
+/// within `tolerance`: max(absolute, floor(relative * baseline)), saturating.
+std::uint64_t allowed_change(const Tolerance& tolerance, std::uint64_t baseline) noexcept;
+
+/// One Tolerance per MetricName.
+struct Tolerances {
+  /// Indexed by MetricName (see kMetricNames); all zero (strict) by default.
+  std::array<Tolerance, kMetricNames.size()> per_metric{};
+
+  Tolerance& operator[](MetricName metric) noexcept { return per_metric[static_cast<std::size_t>(metric)]; }
+  const Tolerance& operator[](MetricName metric) const noexcept {
+    return per_metric[static_cast<std::size_t>(metric)];
+  }
+
+  /// Every metric exact: any change beyond 0 counts.
+  static Tolerances strict() noexcept { return {}; }
+  /// The defaults for a mode:
+  /// - `off`, `counters`, `exact`: strict. These counts are deterministic for
+  ///   deterministic code, so any change is a real change.
+  /// - `sampled`: 10% relative on every metric, plus an absolute allowance of
+  ///   kSampledAbsoluteBytes on the three byte metrics. Sampled counts are
+  ///   estimates whose error is about one sample period (jemalloc's default
+  ///   lg_prof_sample:19 = 512 KiB) however small the test, so small tests
+  ///   need the absolute part. A starting point: override per test in the
+  ///   baseline where a test is noisier.
+  static Tolerances for_mode(Mode mode) noexcept;
+};
+
+/// The absolute byte allowance of `sampled` mode: jemalloc's default sample period.
+inline constexpr std::uint64_t kSampledAbsoluteBytes = 512 * 1024;
+
+/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+bool operator==(const Tolerances& a, const Tolerances& b) noexcept;
+bool operator!=(const Tolerances& a, const Tolerances& b) noexcept;
+
+/// How one metric compares with its baseline.
+struct MetricDelta {
+  MetricName metric = MetricName::allocations;
+  std::uint64_t baseline = 0;
+  std::uint64_t current = 0;
+  /// current - baseline, saturated to the int64 range.
+  std::int64_t delta = 0;
+  /// delta / baseline (0.5 = +50%); 0 when baseline is 0, where the relative
+  /// change is undefined (read `delta` instead).
+  double ratio = 0;
+  /// |delta| is greater than the allowed change of the tolerance used.
+  bool beyond_tolerance = false;
+  /// The allowed change used (allowed_change() of the tolerance), so a reader
+  /// can show the limit without knowing the tolerances.
+  std::uint64_t limit = 0;
+};
+
+/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+bool operator==(const MetricDelta& a, const MetricDelta& b) noexcept;
+bool operator!=(const MetricDelta& a, const MetricDelta& b) noexcept;
+
+/// Compares one metric; pure.
+MetricDelta compare_metric(MetricName metric, std::uint64_t baseline, std::uint64_t current,
+                           const Tolerance& tolerance) noexcept;
+
+/// One readable phrase for a delta: "allocations 120 → 180 (+60, +50.0%)".
+/// The percentage is left out when the baseline is 0.
+std::string describe(const MetricDelta& delta);
+
+}  // namespace heapgate

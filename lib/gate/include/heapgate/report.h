@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heapgate/allocator.h"
+#include "heapgate/error.h"
+#include "heapgate/metrics.h"
+#include "heapgate/verdict.h"
+
+namespace heapgate {
+
+/// The schema tag of JSON reports; a higher version is refused.
+inline constexpr std::string_view kReportSchema = "heapgate.report/1";
+
+/// What ran: one test binary, or one shard of it.
+struct RunInfo {
+  /// The test binary's file name.
+  std::string binary;
+  /// Its GNU build-id (hex), or "" when unknown.
+  std::string build_id;
+  /// The mode the run measured in, as a flag value ("exact").
+  std::string mode;
+  /// jemalloc's version string, or "" without jemalloc.
+  std::string jemalloc_version;
+  /// The host name.
+  std::string host;
+  /// When the run started, ISO-8601 UTC ("2024-05-01T12:00:00Z").
+  std::string started_at;
+  /// gtest sharding (GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS): -1 and 0 when
+  /// the run was not sharded, and in merged reports.
+  int shard_index = -1;
+  int total_shards = 0;
+  /// `unavailable` verdicts are failures (--heapgate_strict).
+  bool strict = false;
+  /// Why nothing could be measured, when the mode fell back to `off`.
+  std::string unavailable_reason;
+  /// False when the report was recovered from a ReportWriter journal: the run
+  /// ended (crashed) before finish(), and tests after the last record are absent.
+  bool complete = true;
+};
+
+/// Field-by-field equality.
+bool operator==(const RunInfo& a, const RunInfo& b) noexcept;
+bool operator!=(const RunInfo& a, const RunInfo& b) noexcept;
+
+/// One stack that explains a verdict, from a heap profile diff.
+struct StackSummary {
+  /// Symbolic frames, innermost first.
+  std::vector<std::string> frames;
+  /// Changes of the stack's counts (scaled estimates in sampled mode, hence double).
+  double delta_live_objects = 0;
+  double delta_live_bytes = 0;
+  double delta_accum_objects = 0;
+  double delta_accum_bytes = 0;
+};
+
+/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+bool operator==(const StackSummary& a, const StackSummary& b) noexcept;
+bool operator!=(const StackSummary& a, const StackSummary& b) noexcept;
+
+/// Everything heapgate knows about one test of a run.
+struct TestRecord {
+  /// The full gtest name, "Suite.Test" (as gtest prints typed/param names).
+  std::string name;
+  /// Its two parts: test suite name and test name.
+  std::string suite;
+  std::string test;
+  /// Where the test is defined, or "" / 0 when unknown.
+  std::string file;
+  int line = 0;
+  /// The mode that measured this test.
+  Mode mode = Mode::off;
+  /// The metrics are estimates (sampled mode).
+  bool estimated = false;
+  Metrics metrics;
+  /// The baseline's metrics, when the baseline has an entry for the test.
+  std::optional<Metrics> baseline;
+  /// Per-metric comparison with the baseline (Comparison::deltas).
+  std::vector<MetricDelta> deltas;
+  Verdict verdict = Verdict::pass;
+  /// Why the verdict is what it is, readable on one screen; "" for a pass.
+  std::string message;
+  /// The stacks that explain the verdict, most important first.
+  std::vector<StackSummary> stacks;
+  /// Raw heap profiles (heap_v2) written for this test.
+  std::vector<std::string> profiles;
+  /// Wall-clock duration of the test, milliseconds.
+  double duration_ms = 0;
+  /// The test failed its own assertions (apart from heapgate's verdict).
+  bool gtest_failed = false;
+  /// HEAPGATE_LIMIT_* budgets: metric name → limit.
+  std::map<std::string, std::uint64_t> budgets;
+};
+
+/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+bool operator==(const TestRecord& a, const TestRecord& b) noexcept;
+bool operator!=(const TestRecord& a, const TestRecord& b) noexcept;
+
+/// A run's report: what ran and one record per test.
+///
+/// JSON (keys sorted; `tests` keeps the order of `Report::tests`):
+/// `{"run": {...}, "schema": "heapgate.report/1", "tests": [{...}, ...]}`,
+/// each record an object with the TestRecord field names; `baseline` is null
+/// when absent; `mode`, `verdict` and metric names are spelled as the enums.
+struct Report {
+  RunInfo run;
+  std::vector<TestRecord> tests;
+};
+
+/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+bool operator==(const Report& a, const Report& b) noexcept;
+bool operator!=(const Report& a, const Report& b) noexcept;
+
+/// The JSON report: sorted keys, 2-space indent, trailing newline. Stable:
+/// parse_report_json() then to_json() gives back identical bytes for any
+/// text this function wrote. Non-finite doubles are written as 0 and invalid
+/// UTF-8 as U+FFFD. Pure.
+std::string to_json(const Report& report);
+
+/// Parses a JSON report; `source` names it in errors. Errors: `parse_error`
+/// at `source:line:column` for bad JSON, or at `source: /json/pointer` for
+/// a wrong shape (missing or newer schema, wrong types, unknown keys,
+/// enums). Required per record: name, metrics, mode, verdict; the other
+/// fields default when absent. Pure.
+Result<Report> parse_report_json(std::string_view text, std::string_view source);
+
+/// Reads a report. `path` may be:
+/// - a JSON report (`<stem>.json`);
+/// - a ReportWriter journal (`<stem>.partial.jsonl`): the records of a run
+///   that crashed, with `run.complete == false`;
+/// - a `<stem>.json` that does not exist while `<stem>.partial.jsonl` does:
+///   the journal is read, as above;
+/// - a directory holding exactly one report stem (json or journal).
+/// Errors: `io_error` when nothing is found or readable (naming the path),
+/// `parse_error` as parse_report_json, `invalid_argument` for a directory
+/// with several reports.
+Result<Report> read_report(const std::string& path);
+
+/// Writes to_json(report) to `path` atomically. Errors: `io_error` naming the path.
+Result<void> write_report(const std::string& path, const Report& report);
+
+/// Sorts `report.tests` by name (stable), the order of merged reports.
+void sort_tests(Report& report);
+
+/// Merges shard reports into one, losslessly: every record of every input,
+/// sorted by name. A test present in several inputs is kept once if the
+/// records are identical, else it is a `conflict` error naming the test.
+/// Run info: binary, build_id, mode, jemalloc_version and total_shards must
+/// agree (else `conflict` naming the field and both values); host keeps the
+/// distinct hosts joined by ", "; started_at the earliest; strict and
+/// unavailable_reason any input's; complete only if all are; the shard
+/// fields become -1 and 0. An empty list is `invalid_argument`. Pure.
+Result<Report> merge_reports(const std::vector<Report>& reports);
+
+}  // namespace heapgate

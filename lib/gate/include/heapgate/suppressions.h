@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Leak suppressions: known leaks a gate does not fail, in LeakSanitizer's
+// file format restricted to `leak:` lines.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "heapgate/error.h"
+#include "heapgate/report.h"
+
+namespace heapgate {
+
+/// One `leak:<pattern>` line: a stack whose frame (function name or
+/// file:line text) contains `pattern` is suppressed.
+struct Suppression {
+  std::string pattern;
+  /// Where it was read, "path:line", for messages.
+  std::string origin;
+};
+
+/// The suppressions of a run.
+struct Suppressions {
+  /// The file they came from ("" when none).
+  std::string source;
+  std::vector<Suppression> entries;
+
+  bool empty() const noexcept { return entries.empty(); }
+  /// The first suppression matching a frame of `stack`, or nullptr.
+  const Suppression* match(const StackSummary& stack) const noexcept;
+};
+
+/// Parses a suppressions file's text. One entry per line: `leak:<pattern>`;
+/// blank lines and lines starting with '#' are ignored, surrounding blanks
+/// trimmed. Errors: `parse_error` at `source:line` naming the bad line, with
+/// the fix (a typo such as `leek:foo` included). Pure.
+Result<Suppressions> parse_suppressions(std::string_view text, const std::string& source);
+
+/// Reads and parses a suppressions file. Errors: `io_error` naming the file
+/// when it is missing or unreadable, with a fix; else as parse_suppressions().
+Result<Suppressions> read_suppressions(const std::string& path);
+
+}  // namespace heapgate

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/baseline.h"
+
+#include <algorithm>
+
+#include "json_fields.h"
+#include "heapgate/sys.h"
+
+namespace heapgate {
+namespace {
+
+using detail::json;
+using detail::JsonReader;
+using detail::pointer_append;
+
+constexpr const char* kRecordFix = "re-record the baseline (heapgate accept, or --heapgate_update_baselines)";
+
+Mode read_mode(JsonReader& r, const json& value, const std::string& pointer) {
+  std::string text = r.string(value, pointer);
+  if (!r.ok()) return Mode::off;
+  auto mode = parse_mode(text);
+  if (!mode) {
+    r.fail_at(pointer, "expected a mode (off, counters, exact or sampled), got \"" + text + "\"",
+              "write one of off, counters, exact, sampled");
+    return Mode::off;
+  }
+  return *mode;
+}
+
+Tolerances read_tolerances(JsonReader& r, const json& value, const std::string& pointer, Mode mode) {
+  Tolerances t = Tolerances::for_mode(mode);
+  if (!r.object(value, pointer)) return t;
+  for (auto it = value.begin(); it != value.end() && r.ok(); ++it) {
+    std::string p = pointer_append(pointer, it.key());
+    auto metric = parse_metric_name(it.key());
+    if (!metric) {
+      r.fail_at(p,
+                "unknown metric \"" + it.key() +
+                    "\"; expected allocations, allocated_bytes, live_allocations, live_bytes or peak_bytes",
+                "remove it or correct its spelling");
+      break;
+    }
+    if (!r.object(it.value(), p)) break;
+    r.only_keys(it.value(), p, {"absolute", "relative"});
+    Tolerance tol;
+    if (const json* a = r.member(it.value(), p, "absolute", false)) tol.absolute = r.u64(*a, pointer_append(p, "absolute"));
+    if (const json* rel = r.member(it.value(), p, "relative", false)) {
+      std::string rp = pointer_append(p, "relative");
+      tol.relative = r.number(*rel, rp);
+      if (r.ok() && tol.relative < 0) {
+        r.fail_at(rp, "expected a fraction >= 0, got " + detail::describe_value(*rel), "write e.g. 0.05 for 5%");
+      }
+    }
+    t[*metric] = tol;
+  }
+  return t;
+}
+
+json tolerances_to_json(const Tolerances& t) {
+  json out = json::object();
+  for (MetricName m : kMetricNames) {
+    out[std::string(to_string(m))] = json{{"absolute", t[m].absolute}, {"relative", t[m].relative}};
+  }
+  return out;
+}
+
+}  // namespace
+
+bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
+  return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks;
+}
+bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
+
+bool operator==(const Baseline& a, const Baseline& b) noexcept {
+  return a.binary == b.binary && a.tests == b.tests && a.exists == b.exists;
+}
+bool operator!=(const Baseline& a, const Baseline& b) noexcept { return !(a == b); }
+
+Result<Baseline> parse_baseline_json(std::string_view text, std::string_view source) {
+  auto doc = detail::parse_json_text(text, source, std::string("restore the file from version control, or ") + kRecordFix);
+  if (!doc) return fail(doc.error());
+  const json& root = *doc;
+  JsonReader r(source);
+  Baseline baseline;
+  if (!r.object(root, "")) return fail(r.error());
+  // The schema first: a newer file should say so rather than trip on a new key.
+  detail::check_schema(r, r.member(root, "", "schema", true), kBaselineSchema, "/schema");
+  r.only_keys(root, "", {"binary", "schema", "tests"});
+  if (const json* binary = r.member(root, "", "binary", false)) baseline.binary = r.string(*binary, "/binary");
+  const json* tests = r.member(root, "", "tests", true);
+  if (tests != nullptr && r.object(*tests, "/tests")) {
+    for (auto it = tests->begin(); it != tests->end() && r.ok(); ++it) {
+      std::string p = pointer_append("/tests", it.key());
+      const json& e = it.value();
+      if (!r.object(e, p)) break;
+      r.only_keys(e, p, {"metrics", "mode", "tolerance", "top_stacks"});
+      BaselineEntry entry;
+      if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
+      if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
+      if (const json* tol = r.member(e, p, "tolerance", false)) {
+        entry.tolerance = read_tolerances(r, *tol, pointer_append(p, "tolerance"), entry.mode);
+      }
+      if (const json* stacks = r.member(e, p, "top_stacks", false)) {
+        std::string sp = pointer_append(p, "top_stacks");
+        if (r.array(*stacks, sp)) {
+          for (std::size_t i = 0; i < stacks->size() && r.ok(); ++i) {
+            entry.top_stacks.push_back(r.string((*stacks)[i], sp + "/" + std::to_string(i)));
+          }
+        }
+      }
+      baseline.tests.emplace(it.key(), std::move(entry));
+    }
+  }
+  if (!r.ok()) {
+    Error e = r.error();
+    if (e.fix.empty()) e.fix = kRecordFix;
+    return fail(std::move(e));
+  }
+  baseline.exists = true;
+  return baseline;
+}
+
+Result<Baseline> read_baseline(const std::string& path) {
+  if (!sys::exists(path)) {
+    Baseline empty;
+    empty.exists = false;
+    return empty;
+  }
+  auto text = sys::read_file(path);
+  if (!text) return fail(text.error());
+  return parse_baseline_json(*text, path);
+}
+
+std::string to_json(const Baseline& baseline) {
+  json root = json::object();
+  root["schema"] = std::string(kBaselineSchema);
+  root["binary"] = baseline.binary;
+  json tests = json::object();
+  for (const auto& [name, entry] : baseline.tests) {
+    json e = json::object();
+    e["metrics"] = detail::metrics_to_json(entry.metrics);
+    e["mode"] = std::string(to_string(entry.mode));
+    if (entry.tolerance) e["tolerance"] = tolerances_to_json(*entry.tolerance);
+    e["top_stacks"] = entry.top_stacks;
+    tests[name] = std::move(e);
+  }
+  root["tests"] = std::move(tests);
+  return detail::dump_json(root, 2) + "\n";
+}
+
+Result<void> write_baseline(const std::string& path, const Baseline& baseline) {
+  auto written = sys::write_file_atomic(path, to_json(baseline));
+  if (!written) {
+    Error e = written.error();
+    if (e.fix.empty()) e.fix = "check that the baselines directory exists and is writable";
+    return fail(std::move(e));
+  }
+  return {};
+}
+
+BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results) {
+  BaselineUpdate update;
+  for (const auto& [name, fresh] : results) {
+    auto it = baseline.tests.find(name);
+    if (it == baseline.tests.end()) {
+      baseline.tests.emplace(name, fresh);
+      ++update.added;
+      continue;
+    }
+    BaselineEntry merged = fresh;
+    if (!merged.tolerance) merged.tolerance = it->second.tolerance;
+    if (merged == it->second) {
+      ++update.unchanged;
+    } else {
+      it->second = std::move(merged);
+      ++update.changed;
+    }
+  }
+  update.kept = baseline.tests.size() - update.added - update.changed - update.unchanged;
+  return update;
+}
+
+std::vector<std::string> prune_entries(Baseline& baseline, const std::set<std::string>& known_tests) {
+  std::vector<std::string> removed;
+  for (auto it = baseline.tests.begin(); it != baseline.tests.end();) {
+    if (known_tests.count(it->first) == 0) {
+      removed.push_back(it->first);
+      it = baseline.tests.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return removed;
+}
+
+std::string join_stack(const std::vector<std::string>& frames) {
+  std::string out;
+  for (const auto& f : frames) {
+    if (!out.empty()) out += kStackFrameSeparator;
+    out += f;
+  }
+  return out;
+}
+
+}  // namespace heapgate

@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/gate.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace heapgate {
+namespace {
+
+std::string format_count(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+// A stack made by GoogleTest for every test rather than by the test: the
+// fixture object itself ("[framework]") or the flag saver built by the
+// generated test class's constructor (after std:: library frames).
+bool is_gtest_overhead(const StackSummary& stack) {
+  bool seen_own = false;
+  for (const auto& frame : stack.frames) {
+    if (frame.rfind("std::", 0) == 0 && !seen_own) continue;
+    seen_own = true;
+    const bool generated_ctor = frame.size() > 7 && frame.compare(frame.size() - 7, 7, "_Test()") == 0 &&
+                                frame.find("_Test::") != std::string::npos;
+    if (frame != "[framework]" && !generated_ctor) return false;
+  }
+  return true;
+}
+
+// A C++ name without template arguments, for messages: "std::map<…>::find(int const&)".
+std::string compact_name(const std::string& name) {
+  std::string out;
+  int depth = 0;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    // "operator<", "operator<<", "operator<=" are names, not template brackets.
+    if (c == '<' && i >= 8 && name.compare(i - 8, 8, "operator") == 0) {
+      out += c;
+      continue;
+    }
+    if (c == '<') {
+      if (depth++ == 0) out += "<\u2026";
+      continue;
+    }
+    if (c == '>' && depth > 0) {
+      if (--depth == 0) out += '>';
+      continue;
+    }
+    if (depth == 0) out += c;
+  }
+  return out;
+}
+
+bool any_live(const Metrics& m) { return m.live_allocations > 0 || m.live_bytes > 0; }
+
+}  // namespace
+
+Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
+                               std::optional<Mode> current_mode) {
+  Comparison c;
+  if (baseline == nullptr) {
+    c.verdict = Verdict::new_test;
+    c.explanation = "new: the baseline has no entry for this test; accept this run to record one.";
+    return c;
+  }
+  const Tolerances& used = baseline->tolerance ? *baseline->tolerance : tolerances;
+  std::string grew;
+  std::string shrank;
+  for (MetricName m : kMetricNames) {
+    MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
+    if (d.beyond_tolerance) {
+      std::string& list = d.delta > 0 ? grew : shrank;
+      if (!list.empty()) list += "; ";
+      list += describe(d);
+      list += d.delta > 0 ? ", limit +" : ", limit -";
+      list += std::to_string(d.limit);
+    }
+    c.deltas.push_back(d);
+  }
+  if (!grew.empty()) {
+    c.verdict = Verdict::regressed;
+    c.explanation = "regressed: " + grew + ".";
+    if (!shrank.empty()) c.explanation += " Also improved: " + shrank + ".";
+  } else if (!shrank.empty()) {
+    c.verdict = Verdict::improved;
+    c.explanation = "improved: " + shrank + "; accept this run to ratchet the baseline down.";
+  } else {
+    c.verdict = Verdict::pass;
+    c.explanation = "pass: every metric is within tolerance of the baseline.";
+  }
+  if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
+  if (current_mode && (*current_mode == Mode::sampled) != (baseline->mode == Mode::sampled)) {
+    c.explanation += " Note: the baseline was measured in " + std::string(to_string(baseline->mode)) +
+                     " mode and this run in " + std::string(to_string(*current_mode)) +
+                     " mode; sampled counts are estimates, so record the baseline in the mode the gate runs in.";
+  }
+  return c;
+}
+
+std::string explain_leak(const Metrics& metrics, const std::string& where) {
+  if (!any_live(metrics)) return {};
+  if (metrics.live_allocations == 0) return "leaked " + std::to_string(metrics.live_bytes) + " bytes still live " + where;
+  return "leaked " + std::to_string(metrics.live_allocations) +
+         (metrics.live_allocations == 1 ? " allocation (" : " allocations (") + std::to_string(metrics.live_bytes) +
+         " bytes) still live " + where;
+}
+
+std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics) {
+  std::uint64_t value = get(metrics, metric);
+  if (value <= limit) return {};
+  return std::string(to_string(metric)) + " " + std::to_string(value) + " over the budget of " +
+         std::to_string(limit) + " (+" + std::to_string(value - limit) + ")";
+}
+
+bool leak_suspected(const Observation& observation, const GatePolicy& policy) noexcept {
+  if (!observation.metrics || observation.own_failure) return false;
+  const bool checked = observation.check_leaks.value_or(policy.check_leaks);
+  return checked && any_live(*observation.metrics);
+}
+
+Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy) {
+  Judgement j;
+  if (!observation.metrics) {
+    j.verdict = Verdict::unavailable;
+    j.explanation = observation.unavailable_reason.empty() ? "nothing measured" : observation.unavailable_reason;
+    return j;
+  }
+  const Metrics& m = *observation.metrics;
+  if (baseline != nullptr) j.baseline = baseline->metrics;
+  const Comparison comparison = compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode);
+  j.deltas = comparison.deltas;
+  if (observation.own_failure) {
+    // GoogleTest keeps a failed assertion's message and result records until
+    // the test's results are printed: they would read as the test's leak.
+    j.verdict = Verdict::pass;
+    j.explanation = "not gated: the test failed its own assertions";
+    return j;
+  }
+
+  std::string failures;
+  std::string notes;
+  auto line = [](std::string& to, const std::string& text) {
+    if (!to.empty()) to += '\n';
+    to += text;
+  };
+  for (const auto& [metric, limit] : observation.budgets) {
+    std::string over = explain_over_budget(metric, limit, m);
+    if (!over.empty()) {
+      if (j.verdict == Verdict::pass) j.verdict = Verdict::over_budget;
+      line(failures, over);
+    }
+  }
+  if (leak_suspected(observation, policy)) {
+    if (observation.leak.residue == LeakResidue::one_time) {
+      line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
+                      std::to_string(m.live_bytes) + " bytes) stay allocated after the first run only; not a leak");
+    } else if (observation.leak.suppressed) {
+      line(notes, explain_leak(m) + "; suppressed by " +
+                      (observation.leak.suppressions_source.empty() ? std::string("a suppression")
+                                                                    : observation.leak.suppressions_source));
+    } else {
+      if (j.verdict == Verdict::pass) j.verdict = Verdict::leaked;
+      line(failures, explain_leak(m));
+    }
+  }
+  Verdict compared = policy.compare_baseline ? comparison.verdict : Verdict::pass;
+  if (policy.accepting && (compared == Verdict::regressed || compared == Verdict::improved)) {
+    line(notes, "accepted into the baseline: " + comparison.explanation);
+    compared = Verdict::pass;
+  }
+  if (compared == Verdict::regressed) {
+    line(failures, comparison.explanation);
+  } else if (compared == Verdict::improved) {
+    line(notes, comparison.explanation);
+  }
+  if (j.verdict == Verdict::pass) j.verdict = compared;
+  j.explanation = failures;
+  if (!notes.empty()) line(j.explanation, notes);
+  return j;
+}
+
+void apply(const Judgement& judgement, TestRecord& record) {
+  record.verdict = judgement.verdict;
+  record.message = judgement.explanation;
+  record.deltas = judgement.deltas;
+  record.baseline = judgement.baseline;
+}
+
+Observation observation_of(const TestRecord& record) {
+  Observation o;
+  o.mode = record.mode;
+  if (record.verdict != Verdict::unavailable && record.mode != Mode::off) {
+    o.metrics = record.metrics;
+  } else {
+    o.unavailable_reason = record.message;
+  }
+  o.own_failure = record.gtest_failed;
+  for (const auto& [name, limit] : record.budgets) {
+    if (auto metric = parse_metric_name(name)) o.budgets[*metric] = limit;
+  }
+  // The leak rule was applied when the test ran, with evidence a saved record
+  // does not keep: a leak stays a leak, and live blocks that were not one stay
+  // out of it.
+  if (record.verdict == Verdict::leaked) {
+    o.leak.residue = LeakResidue::recurs;
+  } else {
+    o.check_leaks = false;
+  }
+  return o;
+}
+
+std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Verdict verdict, std::size_t limit) {
+  stacks.erase(std::remove_if(stacks.begin(), stacks.end(), is_gtest_overhead), stacks.end());
+  if (verdict == Verdict::leaked) {
+    stacks.erase(std::remove_if(stacks.begin(), stacks.end(),
+                                [](const StackSummary& s) { return s.delta_live_objects <= 0; }),
+                 stacks.end());
+    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSummary& a, const StackSummary& b) {
+      return a.delta_live_bytes > b.delta_live_bytes;
+    });
+  } else {
+    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSummary& a, const StackSummary& b) {
+      return a.delta_accum_objects > b.delta_accum_objects;
+    });
+  }
+  if (stacks.size() > limit) stacks.resize(limit);
+  return stacks;
+}
+
+std::string failure_text(const TestRecord& record, const std::string& stacks_source,
+                         const std::string& no_stacks_reason) {
+  std::string out = "heapgate: " + record.name + " " + std::string(to_string(record.verdict)) + " (" +
+                    std::string(to_string(record.mode)) + " mode)\n";
+  if (!record.message.empty()) out += record.message + "\n";
+  if (!record.stacks.empty()) {
+    out += "  top stacks (" + stacks_source + "):\n";
+    for (const auto& s : record.stacks) {
+      if (record.verdict == Verdict::leaked) {
+        out += "    " + format_count(s.delta_live_objects) + " blocks, " + format_count(s.delta_live_bytes) +
+               " B still live, allocated at:\n";
+      } else {
+        out += "    " + format_count(s.delta_accum_objects) + " allocations, " + format_count(s.delta_accum_bytes) +
+               " B, at:\n";
+      }
+      for (const auto& frame : s.frames) out += "      " + compact_name(frame) + "\n";
+    }
+  } else if (!no_stacks_reason.empty()) {
+    out += "  (no stacks: " + no_stacks_reason + ")\n";
+  }
+  return out;
+}
+
+void judge_run(Report& report, const Baseline& baseline, const GatePolicy& policy, bool whole_run) {
+  std::vector<TestRecord> kept;
+  for (TestRecord& record : report.tests) {
+    auto entry = baseline.tests.find(record.name);
+    const BaselineEntry* base = entry == baseline.tests.end() ? nullptr : &entry->second;
+    if (record.verdict == Verdict::missing) {
+      if (base == nullptr) continue;  // the entry left the baseline too
+      record.baseline = base->metrics;
+      kept.push_back(std::move(record));
+      continue;
+    }
+    if (record.verdict == Verdict::unavailable) {
+      kept.push_back(std::move(record));
+      continue;
+    }
+    const std::string explained = record.message;
+    const Verdict before = record.verdict;
+    apply(judge(observation_of(record), base, policy), record);
+    // A leak's message may carry what the re-run found; keep it.
+    if (before == Verdict::leaked && record.verdict == Verdict::leaked) record.message = explained;
+    kept.push_back(std::move(record));
+  }
+  report.tests = std::move(kept);
+  if (whole_run) {
+    add_missing_tests(report, baseline);
+  } else {
+    sort_tests(report);
+  }
+}
+
+std::vector<TestRecord> missing_tests(const Report& report, const Baseline& baseline) {
+  std::set<std::string> ran;
+  for (const auto& t : report.tests) ran.insert(t.name);
+  std::vector<TestRecord> out;
+  for (const auto& [name, entry] : baseline.tests) {
+    if (ran.count(name) != 0) continue;
+    TestRecord t;
+    t.name = name;
+    std::size_t dot = name.find('.');
+    t.suite = name.substr(0, dot);
+    t.test = dot == std::string::npos ? std::string() : name.substr(dot + 1);
+    t.mode = entry.mode;
+    t.baseline = entry.metrics;
+    t.verdict = Verdict::missing;
+    t.message = "the baseline has an entry for " + name +
+                ", but the test did not run; if it was deleted or renamed, prune its baseline entry";
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void add_missing_tests(Report& report, const Baseline& baseline) {
+  for (TestRecord& t : missing_tests(report, baseline)) report.tests.push_back(std::move(t));
+  sort_tests(report);
+}
+
+std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
+  std::map<std::string, BaselineEntry> out;
+  for (const auto& t : report.tests) {
+    if (t.verdict == Verdict::unavailable || t.verdict == Verdict::missing || t.mode == Mode::off || t.gtest_failed) {
+      continue;
+    }
+    BaselineEntry e;
+    e.metrics = t.metrics;
+    e.mode = t.mode;
+    for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
+    out[t.name] = std::move(e);
+  }
+  return out;
+}
+
+VerdictCounts count_verdicts(const Report& report) {
+  VerdictCounts c;
+  for (const auto& t : report.tests) {
+    ++c.by_verdict[static_cast<std::size_t>(t.verdict)];
+    ++c.total;
+    if (fails_run(t, report.run.strict)) ++c.failures;
+    if (t.gtest_failed) ++c.own_failures;
+  }
+  return c;
+}
+
+BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::set<std::string>& select) {
+  std::map<std::string, BaselineEntry> entries = baseline_entries(report);
+  if (!select.empty()) {
+    for (auto it = entries.begin(); it != entries.end();) {
+      it = select.count(it->first) != 0 ? std::next(it) : entries.erase(it);
+    }
+  }
+  return update_entries(baseline, entries);
+}
+
+bool fails_run(const TestRecord& record, bool strict) noexcept {
+  return record.gtest_failed || is_failure(record.verdict, strict);
+}
+
+GateExit gate_exit(const std::vector<Report>& reports) {
+  bool unavailable = false;
+  for (const Report& report : reports) {
+    if (!report.run.complete) return GateExit::failed;
+    for (const TestRecord& record : report.tests) {
+      if (fails_run(record, /*strict=*/false)) return GateExit::failed;
+      if (record.verdict == Verdict::unavailable && report.run.strict) unavailable = true;
+    }
+  }
+  return unavailable ? GateExit::unavailable : GateExit::ok;
+}
+
+}  // namespace heapgate

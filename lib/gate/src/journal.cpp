@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/journal.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "report_json.h"
+
+namespace heapgate {
+namespace {
+
+Error dir_error(const std::string& dir, const std::string& what) {
+  return make_error(ErrorCode::io_error, dir, what,
+                    "make the directory writable, or choose another report directory (--heapgate_report=<dir>)");
+}
+
+}  // namespace
+
+std::string report_stem(const std::string& binary, int shard_index, int total_shards) {
+  if (total_shards <= 0) return binary;
+  return binary + ".shard-" + std::to_string(shard_index) + "-of-" + std::to_string(total_shards);
+}
+
+bool is_shard_report(std::string_view file_name) noexcept { return file_name.find(".shard-") != std::string_view::npos; }
+
+Result<void> ensure_report_dir(const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return {};
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail(dir_error(dir, "cannot create the report directory: " + ec.message()));
+  return {};
+}
+
+ReportJournal::ReportJournal(const std::string& dir, const std::string& stem, const RunInfo& run)
+    : dir_(dir), path_(dir + "/" + stem + std::string(kJournalSuffix)) {
+  if (auto ok = ensure_report_dir(dir_); !ok) {
+    error_ = ok.error();
+    return;
+  }
+  file_ = std::fopen(path_.c_str(), "w");
+  if (file_ == nullptr) {
+    error_ = dir_error(dir_, "cannot create the journal " + path_ + ": " + std::strerror(errno));
+    return;
+  }
+  std::string header = detail::journal_header(run) + "\n";
+  if (std::fwrite(header.data(), 1, header.size(), file_) != header.size() || std::fflush(file_) != 0) {
+    error_ = dir_error(dir_, "cannot write the journal " + path_ + ": " + std::strerror(errno));
+  }
+}
+
+ReportJournal::~ReportJournal() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+Result<void> ReportJournal::append(const TestRecord& record) {
+  if (error_) return fail(*error_);
+  if (file_ == nullptr) {
+    return fail(make_error(ErrorCode::conflict, path_, "append() after close_and_remove()",
+                           "append every record before closing the journal"));
+  }
+  // One fwrite of a whole line, then fflush: the line reaches the kernel at
+  // once, so a crash of the process afterwards cannot lose it.
+  std::string line = detail::dump_json(detail::record_to_json(record), -1) + "\n";
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+    return fail(dir_error(dir_, "cannot append to the journal " + path_ + ": " + std::strerror(errno)));
+  }
+  return {};
+}
+
+void ReportJournal::close_and_remove() noexcept {
+  if (file_ != nullptr) std::fclose(file_);
+  file_ = nullptr;
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
+}  // namespace heapgate

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/metrics.h"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <string>
+
+#include "heapgate/profile_scope.h"
+
+namespace heapgate {
+namespace {
+
+std::string percent(double ratio) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", ratio * 100.0);
+  return buf;
+}
+
+std::string signed_number(std::int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+" PRId64, v);
+  return buf;
+}
+
+}  // namespace
+
+
+bool operator==(const Metrics& a, const Metrics& b) noexcept {
+  return a.allocations == b.allocations && a.allocated_bytes == b.allocated_bytes &&
+         a.live_allocations == b.live_allocations && a.live_bytes == b.live_bytes && a.peak_bytes == b.peak_bytes;
+}
+
+bool operator!=(const Metrics& a, const Metrics& b) noexcept { return !(a == b); }
+
+std::string_view to_string(MetricName metric) noexcept {
+  switch (metric) {
+    case MetricName::allocations: return "allocations";
+    case MetricName::allocated_bytes: return "allocated_bytes";
+    case MetricName::live_allocations: return "live_allocations";
+    case MetricName::live_bytes: return "live_bytes";
+    case MetricName::peak_bytes: return "peak_bytes";
+  }
+  return "allocations";
+}
+
+Result<MetricName> parse_metric_name(std::string_view text) {
+  for (MetricName m : kMetricNames) {
+    if (text == to_string(m)) return m;
+  }
+  return fail(make_error(ErrorCode::invalid_argument, "metric", "unknown metric \"" + std::string(text) + "\"",
+                         "use one of allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes"));
+}
+
+std::uint64_t get(const Metrics& metrics, MetricName metric) noexcept {
+  return get(const_cast<Metrics&>(metrics), metric);  // the non-const overload only reads here
+}
+
+std::uint64_t& get(Metrics& metrics, MetricName metric) noexcept {
+  switch (metric) {
+    case MetricName::allocations: return metrics.allocations;
+    case MetricName::allocated_bytes: return metrics.allocated_bytes;
+    case MetricName::live_allocations: return metrics.live_allocations;
+    case MetricName::live_bytes: return metrics.live_bytes;
+    case MetricName::peak_bytes: return metrics.peak_bytes;
+  }
+  return metrics.allocations;
+}
+
+Metrics from_scope(const ScopeResult& scope) noexcept {
+  Metrics m;
+  m.allocations = scope.allocations;
+  m.allocated_bytes = scope.allocated_bytes;
+  m.live_allocations = scope.live_allocations;
+  m.live_bytes = scope.live_bytes;
+  m.peak_bytes = scope.peak_bytes;
+  return m;
+}
+
+bool operator==(const Tolerance& a, const Tolerance& b) noexcept {
+  return a.absolute == b.absolute && a.relative == b.relative;
+}
+bool operator!=(const Tolerance& a, const Tolerance& b) noexcept { return !(a == b); }
+
+std::uint64_t allowed_change(const Tolerance& tolerance, std::uint64_t baseline) noexcept {
+  double rel = tolerance.relative * static_cast<double>(baseline);
+  std::uint64_t relative = 0;
+  if (!(rel >= 0)) {
+    relative = 0;  // negative or NaN relative tolerances allow nothing
+  } else if (rel >= 18446744073709551615.0) {
+    relative = std::numeric_limits<std::uint64_t>::max();
+  } else {
+    relative = static_cast<std::uint64_t>(std::floor(rel));
+  }
+  return relative > tolerance.absolute ? relative : tolerance.absolute;
+}
+
+Tolerances Tolerances::for_mode(Mode mode) noexcept {
+  Tolerances t;
+  if (mode != Mode::sampled) return t;
+  for (MetricName m : kMetricNames) {
+    t[m].relative = 0.10;
+    bool bytes = m == MetricName::allocated_bytes || m == MetricName::live_bytes || m == MetricName::peak_bytes;
+    t[m].absolute = bytes ? kSampledAbsoluteBytes : 0;
+  }
+  return t;
+}
+
+bool operator==(const Tolerances& a, const Tolerances& b) noexcept { return a.per_metric == b.per_metric; }
+bool operator!=(const Tolerances& a, const Tolerances& b) noexcept { return !(a == b); }
+
+bool operator==(const MetricDelta& a, const MetricDelta& b) noexcept {
+  return a.metric == b.metric && a.baseline == b.baseline && a.current == b.current && a.delta == b.delta &&
+         a.ratio == b.ratio && a.beyond_tolerance == b.beyond_tolerance && a.limit == b.limit;
+}
+bool operator!=(const MetricDelta& a, const MetricDelta& b) noexcept { return !(a == b); }
+
+MetricDelta compare_metric(MetricName metric, std::uint64_t baseline, std::uint64_t current,
+                           const Tolerance& tolerance) noexcept {
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  MetricDelta d;
+  d.metric = metric;
+  d.baseline = baseline;
+  d.current = current;
+  std::uint64_t magnitude = current >= baseline ? current - baseline : baseline - current;
+  std::int64_t signed_magnitude = static_cast<std::int64_t>(magnitude > kMax ? kMax : magnitude);
+  d.delta = current >= baseline ? signed_magnitude : -signed_magnitude;
+  d.ratio = baseline == 0 ? 0.0 : static_cast<double>(d.delta) / static_cast<double>(baseline);
+  d.limit = allowed_change(tolerance, baseline);
+  d.beyond_tolerance = magnitude > d.limit;
+  return d;
+}
+
+std::string describe(const MetricDelta& delta) {
+  std::string out(to_string(delta.metric));
+  out += ' ';
+  out += std::to_string(delta.baseline);
+  out += " \xE2\x86\x92 ";  // →
+  out += std::to_string(delta.current);
+  out += " (";
+  out += signed_number(delta.delta);
+  if (delta.baseline != 0) {
+    out += ", ";
+    out += percent(delta.ratio);
+  }
+  out += ')';
+  return out;
+}
+
+}  // namespace heapgate

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The report data model: equality, sorting and merging shards.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "heapgate/report.h"
+#include "report_json.h"
+#include "heapgate/sys.h"
+
+namespace heapgate {
+
+bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
+  return a.binary == b.binary && a.build_id == b.build_id && a.mode == b.mode &&
+         a.jemalloc_version == b.jemalloc_version && a.host == b.host && a.started_at == b.started_at &&
+         a.shard_index == b.shard_index && a.total_shards == b.total_shards && a.strict == b.strict &&
+         a.unavailable_reason == b.unavailable_reason && a.complete == b.complete;
+}
+bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
+
+bool operator==(const StackSummary& a, const StackSummary& b) noexcept {
+  return a.frames == b.frames && a.delta_live_objects == b.delta_live_objects &&
+         a.delta_live_bytes == b.delta_live_bytes && a.delta_accum_objects == b.delta_accum_objects &&
+         a.delta_accum_bytes == b.delta_accum_bytes;
+}
+bool operator!=(const StackSummary& a, const StackSummary& b) noexcept { return !(a == b); }
+
+bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
+  return a.name == b.name && a.suite == b.suite && a.test == b.test && a.file == b.file && a.line == b.line &&
+         a.mode == b.mode && a.estimated == b.estimated && a.metrics == b.metrics && a.baseline == b.baseline &&
+         a.deltas == b.deltas && a.verdict == b.verdict && a.message == b.message && a.stacks == b.stacks &&
+         a.profiles == b.profiles && a.duration_ms == b.duration_ms && a.gtest_failed == b.gtest_failed &&
+         a.budgets == b.budgets;
+}
+bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
+
+bool operator==(const Report& a, const Report& b) noexcept { return a.run == b.run && a.tests == b.tests; }
+bool operator!=(const Report& a, const Report& b) noexcept { return !(a == b); }
+
+void sort_tests(Report& report) {
+  std::stable_sort(report.tests.begin(), report.tests.end(),
+                   [](const TestRecord& a, const TestRecord& b) { return a.name < b.name; });
+}
+
+namespace {
+
+Result<void> agree(const char* field, const std::string& a, const std::string& b, std::size_t index) {
+  if (a == b) return {};
+  return fail(make_error(ErrorCode::conflict, std::string("run.") + field,
+                         "the reports are of different runs: report 1 has \"" + a + "\", report " +
+                             std::to_string(index + 1) + " has \"" + b + "\"",
+                         "merge only the shards of one run of one binary"));
+}
+
+}  // namespace
+
+Result<Report> merge_reports(const std::vector<Report>& reports) {
+  if (reports.empty()) {
+    return fail(make_error(ErrorCode::invalid_argument, "reports", "nothing to merge", "pass at least one report"));
+  }
+  Report merged;
+  merged.run = reports.front().run;
+  std::set<std::string> hosts;
+  std::set<std::string> reasons;
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const RunInfo& run = reports[i].run;
+    for (auto check : {agree("binary", merged.run.binary, run.binary, i),
+                       agree("build_id", merged.run.build_id, run.build_id, i),
+                       agree("mode", merged.run.mode, run.mode, i),
+                       agree("jemalloc_version", merged.run.jemalloc_version, run.jemalloc_version, i),
+                       agree("total_shards", std::to_string(merged.run.total_shards), std::to_string(run.total_shards),
+                             i)}) {
+      if (!check) return fail(check.error());
+    }
+    if (!run.host.empty()) hosts.insert(run.host);
+    if (!run.unavailable_reason.empty()) reasons.insert(run.unavailable_reason);
+    if (!run.started_at.empty() && (merged.run.started_at.empty() || run.started_at < merged.run.started_at)) {
+      merged.run.started_at = run.started_at;  // ISO-8601 UTC strings order by time
+    }
+    merged.run.strict = merged.run.strict || run.strict;
+    merged.run.complete = merged.run.complete && run.complete;
+  }
+  merged.run.host.clear();
+  for (const auto& h : hosts) merged.run.host += (merged.run.host.empty() ? "" : ", ") + h;
+  merged.run.unavailable_reason.clear();
+  for (const auto& r : reasons) merged.run.unavailable_reason += (merged.run.unavailable_reason.empty() ? "" : "; ") + r;
+  merged.run.shard_index = -1;
+  merged.run.total_shards = 0;
+
+  std::map<std::string, const TestRecord*> by_name;
+  for (const auto& report : reports) {
+    for (const auto& t : report.tests) {
+      auto [it, inserted] = by_name.emplace(t.name, &t);
+      if (inserted || *it->second == t) continue;
+      return fail(make_error(ErrorCode::conflict, t.name,
+                             "the test has different records in two reports (verdicts " +
+                                 std::string(to_string(it->second->verdict)) + " and " +
+                                 std::string(to_string(t.verdict)) + ")",
+                             "a test must run in one shard only; check GTEST_SHARD_INDEX/GTEST_TOTAL_SHARDS, or "
+                             "do not merge reports of different runs"));
+    }
+  }
+  for (const auto& [name, record] : by_name) merged.tests.push_back(*record);
+  return merged;
+}
+
+}  // namespace heapgate

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The JSON report ("heapgate.report/1"), the ReportWriter journal, and reading
+// either from disk.
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "heapgate/report.h"
+#include "report_json.h"
+#include "heapgate/sys.h"
+
+namespace heapgate {
+namespace detail {
+namespace {
+
+constexpr const char* kReportFix = "re-run the tests to write the report again";
+
+// JSON has no NaN or infinity; nlohmann would write null, which no reader accepts.
+double finite(double v) { return std::isfinite(v) ? v : 0.0; }
+
+json delta_to_json(const MetricDelta& d) {
+  return json{{"metric", std::string(to_string(d.metric))},
+              {"baseline", d.baseline},
+              {"current", d.current},
+              {"delta", d.delta},
+              {"ratio", finite(d.ratio)},
+              {"beyond_tolerance", d.beyond_tolerance},
+              {"limit", d.limit}};
+}
+
+json stack_to_json(const StackSummary& s) {
+  return json{{"frames", s.frames},
+              {"delta_live_objects", finite(s.delta_live_objects)},
+              {"delta_live_bytes", finite(s.delta_live_bytes)},
+              {"delta_accum_objects", finite(s.delta_accum_objects)},
+              {"delta_accum_bytes", finite(s.delta_accum_bytes)}};
+}
+
+template <typename Enum, typename Parse>
+Enum read_enum(JsonReader& r, const json& value, const std::string& pointer, Parse parse, std::string_view kind,
+               std::string_view valid, Enum fallback) {
+  std::string text = r.string(value, pointer);
+  if (!r.ok()) return fallback;
+  auto parsed = parse(text);
+  if (!parsed) {
+    r.fail_at(pointer, "expected a " + std::string(kind) + " (" + std::string(valid) + "), got \"" + text + "\"",
+              "write one of " + std::string(valid));
+    return fallback;
+  }
+  return *parsed;
+}
+
+MetricDelta read_delta(JsonReader& r, const json& v, const std::string& p) {
+  MetricDelta d;
+  if (!r.object(v, p)) return d;
+  r.only_keys(v, p, {"baseline", "beyond_tolerance", "current", "delta", "limit", "metric", "ratio"});
+  if (const json* f = r.member(v, p, "metric", true)) {
+    d.metric = read_enum<MetricName>(r, *f, pointer_append(p, "metric"), parse_metric_name, "metric",
+                                     "allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
+                                     MetricName::allocations);
+  }
+  if (const json* f = r.member(v, p, "baseline", true)) d.baseline = r.u64(*f, pointer_append(p, "baseline"));
+  if (const json* f = r.member(v, p, "current", true)) d.current = r.u64(*f, pointer_append(p, "current"));
+  if (const json* f = r.member(v, p, "delta", true)) d.delta = r.i64(*f, pointer_append(p, "delta"));
+  if (const json* f = r.member(v, p, "ratio", false)) d.ratio = r.number(*f, pointer_append(p, "ratio"));
+  if (const json* f = r.member(v, p, "beyond_tolerance", true)) {
+    d.beyond_tolerance = r.boolean(*f, pointer_append(p, "beyond_tolerance"));
+  }
+  if (const json* f = r.member(v, p, "limit", false)) d.limit = r.u64(*f, pointer_append(p, "limit"));
+  return d;
+}
+
+std::vector<std::string> read_strings(JsonReader& r, const json& v, const std::string& p) {
+  std::vector<std::string> out;
+  if (!r.array(v, p)) return out;
+  for (std::size_t i = 0; i < v.size() && r.ok(); ++i) out.push_back(r.string(v[i], p + "/" + std::to_string(i)));
+  return out;
+}
+
+StackSummary read_stack(JsonReader& r, const json& v, const std::string& p) {
+  StackSummary s;
+  if (!r.object(v, p)) return s;
+  r.only_keys(v, p, {"delta_accum_bytes", "delta_accum_objects", "delta_live_bytes", "delta_live_objects", "frames"});
+  if (const json* f = r.member(v, p, "frames", true)) s.frames = read_strings(r, *f, pointer_append(p, "frames"));
+  auto num = [&](const char* key, double& out) {
+    if (const json* f = r.member(v, p, key, false)) out = r.number(*f, pointer_append(p, key));
+  };
+  num("delta_live_objects", s.delta_live_objects);
+  num("delta_live_bytes", s.delta_live_bytes);
+  num("delta_accum_objects", s.delta_accum_objects);
+  num("delta_accum_bytes", s.delta_accum_bytes);
+  return s;
+}
+
+Report parse_report_doc(JsonReader& r, const json& root) {
+  Report report;
+  if (!r.object(root, "")) return report;
+  check_schema(r, r.member(root, "", "schema", true), kReportSchema, "/schema");
+  r.only_keys(root, "", {"run", "schema", "tests"});
+  if (const json* run = r.member(root, "", "run", true)) report.run = read_run(r, *run, "/run");
+  if (const json* tests = r.member(root, "", "tests", true); tests != nullptr && r.array(*tests, "/tests")) {
+    for (std::size_t i = 0; i < tests->size() && r.ok(); ++i) {
+      report.tests.push_back(read_record(r, (*tests)[i], "/tests/" + std::to_string(i)));
+    }
+  }
+  return report;
+}
+
+}  // namespace
+
+json run_to_json(const RunInfo& run) {
+  return json{{"binary", run.binary},
+              {"build_id", run.build_id},
+              {"mode", run.mode},
+              {"jemalloc_version", run.jemalloc_version},
+              {"host", run.host},
+              {"started_at", run.started_at},
+              {"shard_index", run.shard_index},
+              {"total_shards", run.total_shards},
+              {"strict", run.strict},
+              {"unavailable_reason", run.unavailable_reason},
+              {"complete", run.complete}};
+}
+
+json record_to_json(const TestRecord& t) {
+  json deltas = json::array();
+  for (const auto& d : t.deltas) deltas.push_back(delta_to_json(d));
+  json stacks = json::array();
+  for (const auto& s : t.stacks) stacks.push_back(stack_to_json(s));
+  json budgets = json::object();
+  for (const auto& [name, limit] : t.budgets) budgets[name] = limit;
+  json out = json::object();
+  out["name"] = t.name;
+  out["suite"] = t.suite;
+  out["test"] = t.test;
+  out["file"] = t.file;
+  out["line"] = t.line;
+  out["mode"] = std::string(to_string(t.mode));
+  out["estimated"] = t.estimated;
+  out["metrics"] = metrics_to_json(t.metrics);
+  out["baseline"] = t.baseline ? metrics_to_json(*t.baseline) : json(nullptr);
+  out["deltas"] = std::move(deltas);
+  out["verdict"] = std::string(to_string(t.verdict));
+  out["message"] = t.message;
+  out["stacks"] = std::move(stacks);
+  out["profiles"] = t.profiles;
+  out["duration_ms"] = finite(t.duration_ms);
+  out["gtest_failed"] = t.gtest_failed;
+  out["budgets"] = std::move(budgets);
+  return out;
+}
+
+RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
+  RunInfo run;
+  if (!r.object(v, p)) return run;
+  r.only_keys(v, p,
+              {"binary", "build_id", "complete", "host", "jemalloc_version", "mode", "shard_index", "started_at",
+               "strict", "total_shards", "unavailable_reason"});
+  auto str = [&](const char* key, std::string& out) {
+    if (const json* f = r.member(v, p, key, false)) out = r.string(*f, pointer_append(p, key));
+  };
+  str("binary", run.binary);
+  str("build_id", run.build_id);
+  str("mode", run.mode);
+  str("jemalloc_version", run.jemalloc_version);
+  str("host", run.host);
+  str("started_at", run.started_at);
+  str("unavailable_reason", run.unavailable_reason);
+  if (const json* f = r.member(v, p, "shard_index", false)) run.shard_index = r.i32(*f, pointer_append(p, "shard_index"));
+  if (const json* f = r.member(v, p, "total_shards", false)) {
+    run.total_shards = r.i32(*f, pointer_append(p, "total_shards"));
+  }
+  if (const json* f = r.member(v, p, "strict", false)) run.strict = r.boolean(*f, pointer_append(p, "strict"));
+  if (const json* f = r.member(v, p, "complete", false)) run.complete = r.boolean(*f, pointer_append(p, "complete"));
+  return run;
+}
+
+TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
+  TestRecord t;
+  if (!r.object(v, p)) return t;
+  r.only_keys(v, p,
+              {"baseline", "budgets", "deltas", "duration_ms", "estimated", "file", "gtest_failed", "line", "message",
+               "metrics", "mode", "name", "profiles", "stacks", "suite", "test", "verdict"});
+  if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
+  // suite and test default to the two halves of "Suite.Test".
+  std::size_t dot = t.name.find('.');
+  t.suite = t.name.substr(0, dot);
+  t.test = dot == std::string::npos ? std::string() : t.name.substr(dot + 1);
+  auto str = [&](const char* key, std::string& out) {
+    if (const json* f = r.member(v, p, key, false)) out = r.string(*f, pointer_append(p, key));
+  };
+  str("suite", t.suite);
+  str("test", t.test);
+  str("file", t.file);
+  str("message", t.message);
+  if (const json* f = r.member(v, p, "line", false)) t.line = r.i32(*f, pointer_append(p, "line"));
+  if (const json* f = r.member(v, p, "mode", true)) {
+    t.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", "off, counters, exact, sampled",
+                             Mode::off);
+  }
+  if (const json* f = r.member(v, p, "verdict", true)) {
+    t.verdict = read_enum<Verdict>(r, *f, pointer_append(p, "verdict"), parse_verdict, "verdict",
+                                   "pass, regressed, improved, leaked, over_budget, new, missing, unavailable",
+                                   Verdict::unavailable);
+  }
+  if (const json* f = r.member(v, p, "estimated", false)) t.estimated = r.boolean(*f, pointer_append(p, "estimated"));
+  if (const json* f = r.member(v, p, "metrics", true)) t.metrics = r.metrics(*f, pointer_append(p, "metrics"));
+  if (const json* f = r.member(v, p, "baseline", false); f != nullptr && !f->is_null()) {
+    t.baseline = r.metrics(*f, pointer_append(p, "baseline"));
+  }
+  if (const json* f = r.member(v, p, "deltas", false)) {
+    std::string dp = pointer_append(p, "deltas");
+    if (r.array(*f, dp)) {
+      for (std::size_t i = 0; i < f->size() && r.ok(); ++i) {
+        t.deltas.push_back(read_delta(r, (*f)[i], dp + "/" + std::to_string(i)));
+      }
+    }
+  }
+  if (const json* f = r.member(v, p, "stacks", false)) {
+    std::string sp = pointer_append(p, "stacks");
+    if (r.array(*f, sp)) {
+      for (std::size_t i = 0; i < f->size() && r.ok(); ++i) {
+        t.stacks.push_back(read_stack(r, (*f)[i], sp + "/" + std::to_string(i)));
+      }
+    }
+  }
+  if (const json* f = r.member(v, p, "profiles", false)) t.profiles = read_strings(r, *f, pointer_append(p, "profiles"));
+  if (const json* f = r.member(v, p, "duration_ms", false)) {
+    t.duration_ms = r.number(*f, pointer_append(p, "duration_ms"));
+  }
+  if (const json* f = r.member(v, p, "gtest_failed", false)) {
+    t.gtest_failed = r.boolean(*f, pointer_append(p, "gtest_failed"));
+  }
+  if (const json* f = r.member(v, p, "budgets", false)) {
+    std::string bp = pointer_append(p, "budgets");
+    if (r.object(*f, bp)) {
+      for (auto it = f->begin(); it != f->end() && r.ok(); ++it) {
+        t.budgets[it.key()] = r.u64(it.value(), pointer_append(bp, it.key()));
+      }
+    }
+  }
+  return t;
+}
+
+std::string journal_header(const RunInfo& run) {
+  json header = json{{"schema", std::string(kReportSchema)}, {"journal", true}, {"run", run_to_json(run)}};
+  return dump_json(header, -1);
+}
+
+Result<Report> parse_report_journal(std::string_view text, std::string_view source) {
+  Report report;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  bool have_header = false;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    // A last line without its newline was cut off by the crash: ignore it.
+    if (end == std::string_view::npos) break;
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    std::string where = std::string(source) + ":" + std::to_string(line_no);
+    auto doc = parse_json_text(line, where, "the journal is damaged; re-run the tests");
+    if (!doc) return fail(doc.error());
+    JsonReader r(where);
+    if (!have_header) {
+      if (r.object(*doc, "")) {
+        check_schema(r, r.member(*doc, "", "schema", true), kReportSchema, "/schema");
+        r.only_keys(*doc, "", {"journal", "run", "schema"});
+        if (const json* run = r.member(*doc, "", "run", true)) report.run = read_run(r, *run, "/run");
+      }
+      have_header = true;
+    } else {
+      report.tests.push_back(read_record(r, *doc, ""));
+    }
+    if (!r.ok()) return fail(r.error());
+  }
+  if (!have_header) {
+    return fail(make_error(ErrorCode::parse_error, std::string(source), "the journal has no complete header line",
+                           "the run ended before its first test finished; re-run the tests"));
+  }
+  report.run.complete = false;
+  return report;
+}
+
+}  // namespace detail
+
+std::string to_json(const Report& report) {
+  detail::json tests = detail::json::array();
+  for (const auto& t : report.tests) tests.push_back(detail::record_to_json(t));
+  detail::json root = detail::json::object();
+  root["schema"] = std::string(kReportSchema);
+  root["run"] = detail::run_to_json(report.run);
+  root["tests"] = std::move(tests);
+  return detail::dump_json(root, 2) + "\n";
+}
+
+Result<Report> parse_report_json(std::string_view text, std::string_view source) {
+  auto doc = detail::parse_json_text(text, source, detail::kReportFix);
+  if (!doc) return fail(doc.error());
+  detail::JsonReader r(source);
+  Report report = detail::parse_report_doc(r, *doc);
+  if (!r.ok()) return fail(r.error());
+  return report;
+}
+
+namespace {
+
+constexpr std::string_view kJournalSuffix = ".partial.jsonl";
+constexpr std::string_view kJsonSuffix = ".json";
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+Result<Report> read_file_report(const std::string& path) {
+  auto text = sys::read_file(path);
+  if (!text) return fail(text.error());
+  if (ends_with(path, kJournalSuffix)) return detail::parse_report_journal(*text, path);
+  return parse_report_json(*text, path);
+}
+
+}  // namespace
+
+Result<Report> read_report(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    // Stems of reports in the directory: "<stem>.json" (not .junit.xml) or a journal.
+    std::set<std::string> stems;
+    // increment(ec) rather than a range-for, whose ++ throws on errors.
+    for (std::filesystem::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (ends_with(name, kJournalSuffix)) {
+        stems.insert(name.substr(0, name.size() - kJournalSuffix.size()));
+      } else if (ends_with(name, kJsonSuffix)) {
+        stems.insert(name.substr(0, name.size() - kJsonSuffix.size()));
+      }
+    }
+    if (ec) {
+      return fail(make_error(ErrorCode::io_error, path, "cannot list the directory: " + ec.message(),
+                             "check that it exists and is readable"));
+    }
+    if (stems.empty()) {
+      return fail(make_error(ErrorCode::io_error, path, "no heapgate report (*.json or *.partial.jsonl) in the directory",
+                             "pass the directory the tests wrote with --heapgate_report"));
+    }
+    if (stems.size() > 1) {
+      std::string list;
+      for (const auto& s : stems) list += (list.empty() ? "" : ", ") + s;
+      return fail(make_error(ErrorCode::invalid_argument, path, "several reports in the directory: " + list,
+                             "pass the path of one report file"));
+    }
+    return read_report(path + "/" + *stems.begin() + std::string(kJsonSuffix));
+  }
+  if (sys::exists(path)) return read_file_report(path);
+  if (ends_with(path, kJsonSuffix)) {
+    std::string journal = path.substr(0, path.size() - kJsonSuffix.size()) + std::string(kJournalSuffix);
+    if (sys::exists(journal)) return read_file_report(journal);
+  }
+  return fail(make_error(ErrorCode::io_error, path, "no such report (nor a journal of a crashed run beside it)",
+                         "check the path; reports are written by --heapgate_report=<dir>"));
+}
+
+Result<void> write_report(const std::string& path, const Report& report) {
+  return sys::write_file_atomic(path, to_json(report));
+}
+
+}  // namespace heapgate

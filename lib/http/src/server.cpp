@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// heapgate::HttpServer: the memory-profiler endpoints on cpp-httplib.
+#include "heapgate/http.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <httplib.h>
+
+#include "memory_profiler.h"
+
+namespace heapgate {
+namespace {
+
+using detail::MemoryProfiler;
+using detail::QueryParams;
+using detail::Reply;
+
+// Constant time in the token's content: an attacker timing answers learns at
+// most the expected length.
+bool equal_constant_time(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    unsigned char g = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+    diff |= static_cast<unsigned char>(g ^ static_cast<unsigned char>(expected[i]));
+  }
+  return diff == 0;
+}
+
+QueryParams query_of(const httplib::Request& req) {
+  // httplib keeps repeated keys in order; emplace keeps the first one first.
+  QueryParams params;
+  for (const auto& [key, value] : req.params) params.emplace(key, value);
+  return params;
+}
+
+void send(const Reply& reply, httplib::Response& res) {
+  res.status = reply.status;
+  for (const auto& [name, value] : reply.headers) res.set_header(name, value);
+  if (!reply.file) {
+    res.set_content(reply.body, reply.content_type.c_str());
+    return;
+  }
+  // Streamed from the descriptor opened while the state was locked. A client
+  // that goes away makes sink.write fail; the provider then stops, and the
+  // descriptor closes with the last reference.
+  std::shared_ptr<detail::OpenFile> file = reply.file;
+  res.set_content_provider(
+      static_cast<std::size_t>(file->size), reply.content_type.c_str(),
+      [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        char buffer[64 * 1024];
+        std::size_t want = std::min(length, sizeof buffer);
+        ssize_t got = ::pread(file->fd, buffer, want, static_cast<off_t>(offset));
+        if (got <= 0) return false;
+        return sink.write(buffer, static_cast<std::size_t>(got));
+      });
+}
+
+Result<int> parse_port(const std::string& text, const std::string& where) {
+  char* end = nullptr;
+  errno = 0;
+  long port = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || errno != 0 || end != text.c_str() + text.size() || port < 0 || port > 65535) {
+    return fail(make_error(ErrorCode::invalid_argument, where, "port \"" + text + "\" is not a number in 0..65535",
+                           "write HOST:PORT or PORT, e.g. 127.0.0.1:5050"));
+  }
+  return static_cast<int>(port);
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpOptions options;
+  std::unique_ptr<MemoryProfiler> profiler;
+  httplib::Server server;
+  std::thread listener;
+  int port = 0;
+  std::atomic<bool> stopped{false};
+};
+
+Result<HttpOptions> http_options_from_environment() {
+  HttpOptions options;
+  const char* address = std::getenv("HEAPGATE_HTTP");
+  if (address != nullptr && *address != '\0') {
+    std::string text = address;
+    auto colon = text.rfind(':');
+    std::string port_text = colon == std::string::npos ? text : text.substr(colon + 1);
+    if (colon != std::string::npos) {
+      options.host = text.substr(0, colon);
+      // [::1]:5050
+      if (options.host.size() >= 2 && options.host.front() == '[' && options.host.back() == ']') {
+        options.host = options.host.substr(1, options.host.size() - 2);
+      }
+      if (options.host.empty()) {
+        return fail(make_error(ErrorCode::invalid_argument, "HEAPGATE_HTTP", "empty host in \"" + text + "\"",
+                               "write HOST:PORT or PORT, e.g. 127.0.0.1:5050"));
+      }
+    }
+    auto port = parse_port(port_text, "HEAPGATE_HTTP");
+    if (!port) return fail(port.error());
+    options.port = *port;
+  }
+  const char* token = std::getenv("HEAPGATE_HTTP_TOKEN");
+  if (token != nullptr && *token != '\0') options.bearer_token = token;
+  return options;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::from_environment() {
+  const char* enabled = std::getenv("HEAPGATE_MEMORY_PROFILING");
+  if (enabled == nullptr || std::strcmp(enabled, "true") != 0) return std::unique_ptr<HttpServer>();
+  auto options = http_options_from_environment();
+  if (!options) return fail(options.error());
+  return start(*options);
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options) {
+  if (options.port < 0 || options.port > 65535) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::port",
+                           "port " + std::to_string(options.port) + " is not in 0..65535"));
+  }
+  if (options.minimum_duration.count() <= 0 || options.minimum_duration > options.maximum_duration ||
+      options.default_duration < options.minimum_duration || options.default_duration > options.maximum_duration) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions",
+                           "need 0 < minimum_duration <= default_duration <= maximum_duration"));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->profiler = std::make_unique<MemoryProfiler>(options);
+  MemoryProfiler& profiler = *impl->profiler;
+  httplib::Server& server = impl->server;
+
+  server.set_pre_routing_handler([token = options.bearer_token](const httplib::Request& req, httplib::Response& res) {
+    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string header = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    std::string given = header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
+    if (!header.empty() && equal_constant_time(given, token)) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer realm=\"heapgate\"");
+    res.set_content("Unauthorized: send 'Authorization: Bearer <token>'.\n", "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  // libprocess routes ignore the method: GET and POST both work.
+  auto route = [&server](const std::string& path, std::function<Reply(const httplib::Request&)> handler) {
+    auto serve = [handler](const httplib::Request& req, httplib::Response& res) { send(handler(req), res); };
+    server.Get(path, serve);
+    server.Post(path, serve);
+  };
+  using Download = MemoryProfiler::Download;
+  route("/memory-profiler/start", [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
+  route("/memory-profiler/stop", [&profiler](const httplib::Request&) { return profiler.stop(); });
+  route("/memory-profiler/state", [&profiler](const httplib::Request&) { return profiler.state(); });
+  route("/memory-profiler/statistics", [&profiler](const httplib::Request&) { return profiler.statistics(); });
+  route("/memory-profiler/download/raw",
+        [&profiler](const httplib::Request& r) { return profiler.download(Download::raw, query_of(r)); });
+  route("/memory-profiler/download/text",
+        [&profiler](const httplib::Request& r) { return profiler.download(Download::text, query_of(r)); });
+  route("/memory-profiler/download/graph",
+        [&profiler](const httplib::Request& r) { return profiler.download(Download::graph, query_of(r)); });
+  // heapgate's extensions, apart from Mesos' namespace.
+  route("/heapgate/heap_profile", [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
+  route("/heapgate/download/folded",
+        [&profiler](const httplib::Request& r) { return profiler.download_folded(query_of(r)); });
+  route("/heapgate/download/flamegraph",
+        [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
+  route("/heapgate/diff", [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
+
+  // httplib's default sets SO_REUSEPORT, under which a second process (or a
+  // second server here) binds the same port and silently takes half of the
+  // requests. SO_REUSEADDR alone still allows a restart over TIME_WAIT.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  // Without TCP_NODELAY a kept-alive client waits ~40 ms per answer (Nagle
+  // against delayed ACK): /state took 26 ms instead of ~0.1 ms.
+  server.set_tcp_nodelay(true);
+  int port = options.port;
+  if (port == 0) {
+    port = server.bind_to_any_port(options.host);
+    if (port < 0) port = -1;
+  } else if (!server.bind_to_port(options.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    return fail(make_error(ErrorCode::io_error, options.host + ":" + std::to_string(options.port),
+                           "cannot listen on this address (in use, or not a local address)",
+                           "pick another port (HEAPGATE_HTTP=127.0.0.1:PORT), or 0 for any free one"));
+  }
+  impl->port = port;
+  impl->listener = std::thread([&server] { server.listen_after_bind(); });
+  // httplib's stop() does nothing before the loop runs, so a server stopped
+  // right after start would never return from listen: wait for the loop.
+  while (!server.is_running()) std::this_thread::yield();
+  return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
+}
+
+HttpServer::HttpServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+int HttpServer::port() const noexcept { return impl_->port; }
+
+std::string HttpServer::address() const { return impl_->options.host + ":" + std::to_string(impl_->port); }
+
+void HttpServer::stop() {
+  if (impl_->stopped.exchange(true)) return;
+  impl_->server.stop();
+  if (impl_->listener.joinable()) impl_->listener.join();
+  // After the listener: no handler can reach the profiler any more.
+  impl_->profiler.reset();
+}
+
+}  // namespace heapgate

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The integration header: what a face (a test or benchmark framework adapter,
+// the HTTP endpoints) needs from the measuring layer beyond ProfileScope.
+// Application code does not need it.
+#pragma once
+
+#include <cstdint>
+
+namespace heapgate::detail {
+
+/// The next allocation the calling thread makes is not counted (nor is its
+/// free, since it is never tracked). For an allocation that a framework makes
+/// at a known point, e.g. GoogleTest's `new` of the test fixture right after
+/// OnTestStart. take_skipped_bytes() returns its usable size once it happened.
+void skip_next_allocation() noexcept;
+/// The usable size of the allocation skip_next_allocation() skipped on this
+/// thread (0 if none yet), and clears the request.
+std::uint64_t take_skipped_bytes() noexcept;
+
+/// While alive, allocations made by the current thread are invisible to the
+/// hooks: heapgate's own bookkeeping never counts.
+class HookSuppressor {
+ public:
+  HookSuppressor() noexcept;
+  ~HookSuppressor();
+  HookSuppressor(const HookSuppressor&) = delete;
+  HookSuppressor& operator=(const HookSuppressor&) = delete;
+
+ private:
+  bool previous_;
+};
+
+/// jemalloc's profiling (prof.active, prof.reset, the samples) is process-wide,
+/// so exactly one user may drive it at a time: an exact/sampled ProfileScope or
+/// a profiling run started over HTTP (http.h). Both claim it here.
+/// Claims process-wide profiling; false if another scope or run holds it.
+bool try_own_profiling() noexcept;
+/// Gives the claim back. Only the holder calls this.
+void release_profiling() noexcept;
+
+}  // namespace heapgate::detail

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/profile_scope.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include "alloc_hooks.h"
+#include "heapgate/integration.h"
+#include "heapgate/profile.h"
+#include "heapgate/sys.h"
+
+namespace heapgate {
+namespace {
+
+// jemalloc's profiling is process-global: one scope owns it at a time.
+std::atomic<bool> g_profiling_owned{false};
+
+std::mutex g_sink_mutex;
+ErrorSink& error_sink() {
+  static auto* sink = new ErrorSink([](const Error& e) { std::fprintf(stderr, "heapgate: %s\n", e.message().c_str()); });
+  return *sink;
+}
+
+std::string sanitize_for_file_name(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 100)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? std::string("scope") : out;
+}
+
+// Dumps go to one private directory per process, made on first use.
+Result<std::string> default_dump_path(const std::string& scope_name) {
+  static std::mutex mutex;
+  static std::string dir;
+  static std::uint64_t sequence = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (dir.empty()) {
+    auto made = sys::make_private_dir("heapgate.");
+    if (!made) return fail(made.error());
+    dir = *made;
+  }
+  return dir + "/" + sanitize_for_file_name(scope_name) + "." + std::to_string(sequence++) + ".heap";
+}
+
+std::uint64_t round_count(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
+
+}  // namespace
+
+namespace detail {
+bool try_own_profiling() noexcept {
+  bool expected = false;
+  return g_profiling_owned.compare_exchange_strong(expected, true);
+}
+void release_profiling() noexcept { g_profiling_owned.store(false); }
+}  // namespace detail
+
+void set_error_sink(ErrorSink sink) {
+  std::lock_guard<std::mutex> lock(g_sink_mutex);
+  error_sink() = std::move(sink);
+}
+
+ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
+    : name_(std::move(name)), options_(std::move(options)) {
+  detail::HookSuppressor suppress;
+  start_time_ = std::chrono::steady_clock::now();
+  try {
+    Mode requested = options_.mode;
+    if (requested == Mode::off) return;
+    const AllocatorStatus& status = allocator_status();
+    if (auto usable = status.check(requested); !usable) {
+      start_error_ = usable.error();
+      return;
+    }
+    bool hooks = status.hooks_available && detail::install_hooks();
+    if (status.hooks_available && !hooks) {
+      start_error_ = make_error(ErrorCode::unavailable, "heapgate mode " + std::string(to_string(requested)),
+                                "installing jemalloc's allocation hooks failed", "report this as a heapgate bug");
+      return;
+    }
+    mode_ = requested;
+    if (requested == Mode::exact || requested == Mode::sampled) {
+      bool expected = false;
+      owns_profiling_ = g_profiling_owned.compare_exchange_strong(expected, true);
+      if (!owns_profiling_) {
+        mode_ = Mode::counters;
+      } else {
+        // prof.reset drops samples of earlier scopes, so the dump holds only this
+        // one's. It keeps the rate: a new rate reaches each thread only at its
+        // next sample event, so switching rates would miss allocations.
+        if (auto reset = jemalloc::prof_reset(); !reset) {
+          start_error_ = reset.error();
+          g_profiling_owned.store(false);
+          owns_profiling_ = false;
+          mode_ = Mode::off;
+          return;
+        }
+      }
+    }
+    if (hooks) {
+      window_ = detail::open_window();
+      if (window_ < 0) {
+        start_error_ = make_error(ErrorCode::conflict, name_, "more than 64 scopes are open at once",
+                                  "finish scopes before opening new ones");
+        return;
+      }
+      detail::HookTotals totals = detail::hook_totals();
+      start_allocations_ = totals.allocations;
+      start_deallocations_ = totals.deallocations;
+      start_allocated_bytes_ = totals.allocated_bytes;
+    } else if (mode_ == Mode::counters) {
+      // Documented fallback (docs/design.md §3): the calling thread's bytes only.
+      auto allocated = jemalloc::thread_allocated();
+      auto deallocated = jemalloc::thread_deallocated();
+      if (!allocated || !deallocated) {
+        start_error_ = allocated ? deallocated.error() : allocated.error();
+        return;
+      }
+      thread_bytes_only_ = true;
+      start_thread_allocated_ = *allocated;
+      start_thread_deallocated_ = *deallocated;
+    }
+    start_time_ = std::chrono::steady_clock::now();
+    // Last: from here on every allocation is sampled, and heapgate makes none.
+    if (owns_profiling_) {
+      if (auto activated = jemalloc::set_prof_active(true); !activated) start_error_ = activated.error();
+    }
+  } catch (...) {
+    start_error_ = make_error(ErrorCode::internal, name_, "out of memory while starting the scope");
+  }
+}
+
+ProfileScope::~ProfileScope() {
+  if (finished_) return;
+  auto result = finish();
+  if (!result) {
+    std::lock_guard<std::mutex> lock(g_sink_mutex);
+    try {
+      if (error_sink()) error_sink()(result.error());
+    } catch (...) {
+      // A throwing sink must not take the process down from a destructor.
+    }
+  }
+}
+
+Result<ScopeResult> ProfileScope::finish() noexcept {
+  detail::HookSuppressor suppress;
+  // First: stop sampling, so nothing heapgate does below lands in the profile.
+  if (owns_profiling_) (void)jemalloc::set_prof_active(false);
+  auto end_time = std::chrono::steady_clock::now();
+  detail::HookTotals totals;
+  detail::WindowResult window;
+  // Read before anything below allocates (the fallback cannot tell heapgate's bytes apart).
+  const std::uint64_t allocated = thread_bytes_only_ ? jemalloc::thread_allocated().value_or(start_thread_allocated_) : 0;
+  const std::uint64_t deallocated =
+      thread_bytes_only_ ? jemalloc::thread_deallocated().value_or(start_thread_deallocated_) : 0;
+  const bool counted = window_ >= 0;
+  if (counted) {
+    totals = detail::hook_totals();
+    window = detail::close_window(window_);
+    window_ = -1;
+  }
+  try {
+    if (finished_) {
+      return fail(make_error(ErrorCode::conflict, name_, "the scope was already finished",
+                             "call finish() once; its first result is the measurement"));
+    }
+    finished_ = true;
+    auto release = [this] {
+      if (owns_profiling_) {
+        // Frees jemalloc's per-stack records of this scope.
+        (void)jemalloc::prof_reset();
+        g_profiling_owned.store(false);
+        owns_profiling_ = false;
+      }
+    };
+    if (start_error_) {
+      release();
+      return fail(*start_error_);
+    }
+    ScopeResult result;
+    result.name = name_;
+    result.mode = mode_;
+    result.duration = std::chrono::duration_cast<std::chrono::nanoseconds>(end_time - start_time_);
+    if (thread_bytes_only_) {
+      const std::uint64_t grown = allocated - start_thread_allocated_;
+      const std::uint64_t shrunk = deallocated - start_thread_deallocated_;
+      result.bytes_only = true;
+      result.allocated_bytes = grown;
+      result.live_bytes = grown > shrunk ? grown - shrunk : 0;
+    }
+    if (counted) {
+      result.allocations = totals.allocations - start_allocations_;
+      result.deallocations = totals.deallocations - start_deallocations_;
+      result.allocated_bytes = totals.allocated_bytes - start_allocated_bytes_;
+      result.live_allocations = window.live_allocations;
+      result.live_bytes = window.live_bytes;
+      result.peak_bytes = window.peak_bytes;
+    }
+    if (!owns_profiling_) return result;
+    auto profiled = finish_profiling(std::move(result));
+    release();
+    return profiled;
+  } catch (...) {
+    return fail(make_error(ErrorCode::internal, name_, "out of memory while finishing the scope"));
+  }
+}
+
+Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
+  std::string path = options_.profile_path;
+  if (path.empty()) {
+    auto made = default_dump_path(name_);
+    if (!made) return fail(made.error());
+    path = *made;
+  }
+  if (auto dumped = jemalloc::prof_dump(path); !dumped) return fail(dumped.error());
+  auto profile = read_profile(path);
+  if (!profile) return fail(profile.error());
+  result.profile_path = path;
+  result.sample_period = profile->sample_period;
+  // Counts come from the dump: jemalloc recorded every allocation's stack
+  // (exact) or a sample of them (sampled, scaled back up as jeprof does).
+  if (!profile->sampled()) {
+    result.allocations = profile->totals.accum_objects;
+    result.allocated_bytes = profile->totals.accum_bytes;
+    result.live_allocations = profile->totals.live_objects;
+    result.live_bytes = profile->totals.live_bytes;
+  } else {
+    ScaledCounts sum;
+    for (const auto& stack : profile->stacks) {
+      ScaledCounts s = unsample(stack.counts, profile->sample_period);
+      sum.live_objects += s.live_objects;
+      sum.live_bytes += s.live_bytes;
+      sum.accum_objects += s.accum_objects;
+      sum.accum_bytes += s.accum_bytes;
+    }
+    result.allocations = round_count(sum.accum_objects);
+    result.allocated_bytes = round_count(sum.accum_bytes);
+    result.live_allocations = round_count(sum.live_objects);
+    result.live_bytes = round_count(sum.live_bytes);
+    result.estimated = true;
+  }
+  return result;
+}
+
+}  // namespace heapgate

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The report writers: JUnit XML, Markdown, HTML, the three files of a run, and
+// ReportWriter, which journals a run as it goes and writes them at its end.
+#pragma once
+
+#include <string>
+
+#include "heapgate/error.h"
+#include "heapgate/journal.h"
+#include "heapgate/report.h"
+
+namespace heapgate {
+
+/// The JUnit XML report (Ant/Jenkins format; validates against the
+/// Jenkins xunit-plugin's junit-10.xsd, kept in tests/data/junit/):
+/// - `<testsuites name=binary tests failures errors time>`, holding one
+///   `<testsuite name tests failures errors skipped time timestamp hostname>`
+///   per gtest suite, in order of first appearance;
+/// - each suite's `<properties>` carries the run: heapgate.binary,
+///   heapgate.build_id, heapgate.mode, heapgate.jemalloc_version,
+///   heapgate.strict, heapgate.shard (when sharded);
+/// - one `<testcase name classname time>` per test (classname = suite, time
+///   in seconds). A failing verdict (is_failure with run.strict) is
+///   `<failure type="heapgate.<verdict>" message=...>` whose text explains
+///   it on one screen: the message, the deltas and the top stacks; a test
+///   that failed only its own assertions gets `type="gtest"`;
+///   non-failing `unavailable` and `missing` are `<skipped message=...>`;
+/// - the metrics go in `<system-out>` as `heapgate.<metric>=<value>` lines
+///   (plus the baseline and verdict): junit-10.xsd and the Ant schema allow no
+///   `<properties>` inside `<testcase>`.
+/// Characters XML 1.0 cannot carry become '?'. Pure.
+std::string to_junit_xml(const Report& report);
+
+/// A Markdown summary for a CI step summary: a headline with the count per
+/// verdict, a table of the tests that did not pass (name, verdict, key deltas
+/// or the first line of the message), then all tests with their metrics in a
+/// collapsed `<details>` table. `|` in cells is escaped and line breaks
+/// become spaces. Pure.
+std::string to_markdown(const Report& report);
+
+/// One self-contained HTML page (inline CSS and SVG, no external resources,
+/// works offline): a headline with the count per verdict, the run, a table of
+/// all tests (problems first) with each metric as baseline → current, delta
+/// and limit, then a section per test that regressed, leaked or is over
+/// budget: its message, its top stacks (StackSummary, innermost frame first)
+/// and a differential flame graph of them (render_flamegraph_svg), in the
+/// metric that explains the verdict (live bytes for a leak, allocated bytes
+/// otherwise). Every text from the report is escaped. Pure.
+std::string to_html(const Report& report);
+
+/// Writes `<stem>.json`, `<stem>.junit.xml` and `<stem>.md` atomically into
+/// `dir`, creating `dir` if needed. Errors: `io_error` naming the directory,
+/// with a fix, when it cannot be created or written.
+Result<void> write_report_files(const std::string& dir, const Report& report, const std::string& stem);
+
+/// Writes a run's report as tests finish, so a crash keeps every finished test.
+///
+/// Design: a JSON-lines journal, `<dir>/<stem>.partial.jsonl`. The
+/// constructor removes the outputs of an earlier run with this stem (so a
+/// crash cannot leave a stale report that looks current) and writes the
+/// first line, `{"journal": ..., "run": {...}, "schema": "heapgate.report/1"}`;
+/// add() appends one line per record and flushes it to the kernel (no
+/// fsync: a crash of the process loses nothing, a crash of the machine may).
+/// Each add costs one record's serialization, so 1,000 tests cost 1,000
+/// small appends rather than 1,000 rewrites. finish() writes the three
+/// files of write_report_files() and removes the journal. read_report()
+/// recovers a journal left by a crash (`run.complete == false`), ignoring a
+/// last line cut off mid-write. Records are also kept in memory (report()).
+///
+/// Not thread-safe: call from one thread (gtest calls listeners serially).
+class ReportWriter {
+ public:
+  /// Opens the journal. Never fails here: an error (an unwritable `dir`) is
+  /// kept and returned by every add() and by finish().
+  ReportWriter(std::string dir, std::string stem, RunInfo run);
+  ~ReportWriter();
+  ReportWriter(const ReportWriter&) = delete;
+  ReportWriter& operator=(const ReportWriter&) = delete;
+
+  /// Appends one finished test to the journal. Errors: `io_error` naming
+  /// the journal; the record is kept in memory even then.
+  Result<void> add(TestRecord record);
+  /// Writes the final JSON, JUnit and Markdown files and removes the journal.
+  /// A second call fails with `conflict`.
+  Result<void> finish();
+
+  /// The report so far (every record added).
+  const Report& report() const noexcept { return report_; }
+  /// `<dir>/<stem>.partial.jsonl`.
+  const std::string& journal_path() const noexcept { return journal_.path(); }
+
+ private:
+  static void remove_outputs(const std::string& dir, const std::string& stem);
+
+  std::string dir_;
+  std::string stem_;
+  Report report_;
+  ReportJournal journal_;
+  bool finished_ = false;
+};
+
+}  // namespace heapgate

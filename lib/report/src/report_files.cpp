@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/report_files.h"
+
+#include <cstdio>
+
+#include "heapgate/sys.h"
+
+namespace heapgate {
+namespace {
+
+Result<void> write_in(const std::string& dir, const std::string& name, const std::string& content) {
+  auto written = sys::write_file_atomic(dir + "/" + name, content);
+  if (!written) {
+    return fail(make_error(ErrorCode::io_error, dir, "cannot write " + name + ": " + written.error().what,
+                           "make the directory writable, or choose another report directory (--heapgate_report=<dir>)"));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<void> write_report_files(const std::string& dir, const Report& report, const std::string& stem) {
+  if (auto ok = ensure_report_dir(dir); !ok) return ok;
+  if (auto ok = write_in(dir, stem + ".json", to_json(report)); !ok) return ok;
+  if (auto ok = write_in(dir, stem + ".junit.xml", to_junit_xml(report)); !ok) return ok;
+  return write_in(dir, stem + ".md", to_markdown(report));
+}
+
+ReportWriter::ReportWriter(std::string dir, std::string stem, RunInfo run)
+    : dir_(std::move(dir)),
+      stem_(std::move(stem)),
+      report_{run, {}},
+      journal_(dir_, stem_, (remove_outputs(dir_, stem_), report_.run)) {}
+
+ReportWriter::~ReportWriter() = default;
+
+void ReportWriter::remove_outputs(const std::string& dir, const std::string& stem) {
+  // A crash of this run must not leave an earlier run's report looking current.
+  for (const char* suffix : {".json", ".junit.xml", ".md"}) std::remove((dir + "/" + stem + suffix).c_str());
+}
+
+Result<void> ReportWriter::add(TestRecord record) {
+  if (finished_) {
+    report_.tests.push_back(std::move(record));
+    return fail(make_error(ErrorCode::conflict, journal_.path(), "add() after finish()",
+                           "add every record before finishing the report"));
+  }
+  auto appended = journal_.append(record);
+  report_.tests.push_back(std::move(record));
+  return appended;
+}
+
+Result<void> ReportWriter::finish() {
+  if (finished_) {
+    return fail(make_error(ErrorCode::conflict, journal_.path(), "finish() called twice", "call finish() once"));
+  }
+  finished_ = true;
+  if (journal_.error()) return fail(*journal_.error());
+  report_.run.complete = true;
+  if (auto ok = write_report_files(dir_, report_, stem_); !ok) return ok;
+  journal_.close_and_remove();
+  return {};
+}
+
+}  // namespace heapgate

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The HTML reporter: one page to open from a CI artifact, readable offline,
+// with a flame graph per failing test.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "heapgate/flamegraph.h"
+#include "heapgate/report.h"
+#include "heapgate/report_files.h"
+#include "heapgate/gate.h"
+#include "markup.h"
+#include "report_text.h"
+
+namespace heapgate {
+namespace {
+
+using detail::escape_markup;
+
+// CI artifact viewers serve pages from their own origin; the policy keeps the
+// page from fetching anything even if a name in it looked like a URL.
+constexpr const char* kContentSecurityPolicy =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+
+constexpr const char* kStyle = R"CSS(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:24px;color:#1f2328;background:#fff}
+h1{font-size:22px;margin:0 0 8px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+h3{font-size:16px;margin:0 0 6px}h4{font-size:14px;margin:14px 0 6px}
+code,pre{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12.5px}
+pre{background:#f6f8fa;padding:8px 10px;border-radius:6px;overflow-x:auto;white-space:pre-wrap;margin:4px 0}
+table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top}
+th{background:#f6f8fa;text-align:left}td.num{text-align:right;white-space:nowrap}
+table.run th{font-weight:600;width:1%;white-space:nowrap}
+.badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;background:#6e7781;white-space:nowrap}
+.v-regressed,.v-leaked,.v-over_budget{background:#cf222e}.v-unavailable{background:#bc4c00}.v-missing{background:#6e7781}
+.v-improved{background:#1a7f37}.v-new{background:#0969da}.v-pass{background:#2da44e}
+.fail-strict{outline:2px solid #cf222e}
+.counts span{margin-right:10px}.muted{color:#57606a}.small{font-size:12px}
+.delta{color:#57606a}.beyond.up .delta{color:#cf222e;font-weight:600}.beyond.down .delta{color:#1a7f37;font-weight:600}
+.limit{color:#8c959f;font-size:12px}
+.note{border-left:4px solid #bc4c00;background:#fff8c5;padding:6px 10px;margin:8px 0}
+section.test{border:1px solid #d0d7de;border-radius:6px;padding:12px 14px;margin:14px 0}
+ol.stacks li{margin-bottom:8px}figure{margin:10px 0}figcaption{color:#57606a;font-size:12px}
+figure svg{max-width:100%;height:auto;border:1px solid #d0d7de}
+)CSS";
+
+std::string esc(std::string_view text) { return escape_markup(text); }
+
+std::string badge(Verdict v, bool strict) {
+  const std::string name(to_string(v));
+  std::string cls = "badge v-" + name;
+  // Only in strict mode is `unavailable` a failure; say so visibly.
+  if (v == Verdict::unavailable && is_failure(v, strict)) cls += " fail-strict";
+  return "<span class=\"" + cls + "\">" + esc(name) + "</span>";
+}
+
+bool has_details(const TestRecord& t) {
+  return t.verdict == Verdict::regressed || t.verdict == Verdict::leaked || t.verdict == Verdict::over_budget;
+}
+
+std::string signed_number(std::int64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+" PRId64, v);
+  return buf;
+}
+
+std::string percent(double ratio) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", ratio * 100.0);
+  return buf;
+}
+
+std::string milliseconds(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", ms > 0 ? ms : 0.0);
+  return buf;
+}
+
+const MetricDelta* delta_of(const TestRecord& t, MetricName m) {
+  for (const auto& d : t.deltas) {
+    if (d.metric == m) return &d;
+  }
+  return nullptr;
+}
+
+// baseline → current, the change, and the allowed change; or the value alone
+// when there is nothing to compare with. A budget shows under its metric.
+std::string metric_cell(const TestRecord& t, MetricName m) {
+  const std::string tilde = t.estimated ? "~" : "";
+  std::string cls = "num";
+  std::string body;
+  if (const MetricDelta* d = delta_of(t, m)) {
+    if (d->beyond_tolerance) cls += d->delta > 0 ? " beyond up" : " beyond down";
+    body += "<div>" + tilde + std::to_string(d->baseline) + " \xE2\x86\x92 " + tilde + std::to_string(d->current) +
+            "</div>";
+    body += "<div class=\"delta\">" + signed_number(d->delta);
+    if (d->baseline != 0) body += " (" + percent(d->ratio) + ")";
+    body += "</div><div class=\"limit\">limit \xC2\xB1" + std::to_string(d->limit) + "</div>";
+  } else {
+    body += "<div>" + tilde + std::to_string(get(t.metrics, m)) + "</div>";
+  }
+  auto budget = t.budgets.find(std::string(to_string(m)));
+  if (budget != t.budgets.end()) {
+    const bool over = get(t.metrics, m) > budget->second;
+    body += std::string("<div class=\"limit\"") + (over ? " style=\"color:#cf222e;font-weight:600\"" : "") +
+            ">budget " + std::to_string(budget->second) + "</div>";
+  }
+  return "<td class=\"" + cls + "\">" + body + "</td>";
+}
+
+// The metric a test's flame graph shows: what its verdict is about (live
+// bytes for a leak, allocated bytes otherwise), falling back to the first
+// metric the stacks have non-zero values for.
+struct FlameMetric {
+  double StackSummary::*field;
+  const char* label;
+  const char* unit;
+};
+
+constexpr FlameMetric kLiveBytes{&StackSummary::delta_live_bytes, "live bytes", "bytes"};
+constexpr FlameMetric kLiveObjects{&StackSummary::delta_live_objects, "live objects", "objects"};
+constexpr FlameMetric kAccumBytes{&StackSummary::delta_accum_bytes, "allocated bytes", "bytes"};
+constexpr FlameMetric kAccumObjects{&StackSummary::delta_accum_objects, "allocations", "allocations"};
+
+const FlameMetric* flame_metric(const TestRecord& t) {
+  static constexpr const FlameMetric* kLeak[] = {&kLiveBytes, &kLiveObjects, &kAccumBytes, &kAccumObjects};
+  static constexpr const FlameMetric* kOther[] = {&kAccumBytes, &kAccumObjects, &kLiveBytes, &kLiveObjects};
+  const FlameMetric* const* order = t.verdict == Verdict::leaked ? kLeak : kOther;
+  for (std::size_t k = 0; k < 4; ++k) {
+    const FlameMetric* m = order[k];
+    for (const StackSummary& s : t.stacks) {
+      if (s.*(m->field) != 0) return m;
+    }
+  }
+  return nullptr;
+}
+
+std::string flame_graph(const TestRecord& t) {
+  const FlameMetric* metric = flame_metric(t);
+  if (metric == nullptr) return {};
+  std::vector<FlameStack> stacks;
+  for (const StackSummary& s : t.stacks) {
+    FlameStack f;
+    f.frames.assign(s.frames.rbegin(), s.frames.rend());
+    f.value = s.*(metric->field);
+    stacks.push_back(std::move(f));
+  }
+  FlamegraphOptions options;
+  options.title = t.name;
+  options.subtitle = std::string(metric->label) + " by call stack (top " + std::to_string(t.stacks.size()) +
+                     (t.stacks.size() == 1 ? " stack)" : " stacks)");
+  options.unit = metric->unit;
+  options.differential = true;
+  options.xml_declaration = false;
+  return "<figure class=\"flame\">" + render_flamegraph_svg(stacks, options) + "<figcaption>Flame graph of the " +
+         esc(metric->label) +
+         " of the stacks above: the root at the bottom, callees above their callers, width = |change|, red grew, "
+         "blue shrank. Hover a frame for its numbers; click to zoom.</figcaption></figure>\n";
+}
+
+std::string details_section(const TestRecord& t, std::size_t index, bool strict) {
+  std::string out = "<section class=\"test\" id=\"test-" + std::to_string(index) + "\">\n";
+  out += "<h3><code>" + esc(t.name) + "</code> " + badge(t.verdict, strict) + "</h3>\n";
+  std::vector<std::string> where;
+  if (!t.file.empty()) where.push_back(esc(t.file) + (t.line > 0 ? ":" + std::to_string(t.line) : ""));
+  where.push_back("mode " + esc(to_string(t.mode)) + (t.estimated ? " (estimated)" : ""));
+  where.push_back(milliseconds(t.duration_ms) + " ms");
+  out += "<p class=\"muted small\">";
+  for (std::size_t i = 0; i < where.size(); ++i) out += (i == 0 ? "" : " \xC2\xB7 ") + where[i];
+  out += "</p>\n";
+  const std::vector<std::string> facts = detail::key_facts(t);
+  if (!facts.empty()) {
+    out += "<ul class=\"facts\">";
+    for (const auto& f : facts) out += "<li>" + esc(f) + "</li>";
+    out += "</ul>\n";
+  }
+  if (!t.message.empty()) out += "<pre class=\"message\">" + esc(t.message) + "</pre>\n";
+  if (t.gtest_failed) out += "<p class=\"note\">The test also failed its own assertions (see its log).</p>\n";
+  if (t.stacks.empty()) {
+    out +=
+        "<p class=\"muted\">No stacks were recorded for this test: they come from heapgate's exact-mode re-run "
+        "of a failing test (--heapgate_explain).</p>\n";
+  } else {
+    out += "<h4>Top stacks</h4>\n<ol class=\"stacks\">\n";
+    for (const StackSummary& s : t.stacks) {
+      out += "<li><div>" + esc(detail::describe_stack_counts(s)) + ", at:</div><pre>";
+      for (std::size_t f = 0; f < s.frames.size(); ++f) out += (f == 0 ? "" : "\n") + esc(s.frames[f]);
+      out += "</pre></li>\n";
+    }
+    out += "</ol>\n";
+    out += flame_graph(t);
+  }
+  if (!t.profiles.empty()) {
+    out += "<p class=\"muted small\">Profiles:";
+    for (const auto& p : t.profiles) out += " <code>" + esc(p) + "</code>";
+    out += "</p>\n";
+  }
+  out += "</section>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string to_html(const Report& report) {
+  const VerdictCounts counts = count_verdicts(report);
+  const bool strict = report.run.strict;
+  const std::string verdict_word = counts.failures > 0 ? "FAIL" : "PASS";
+  const std::string heading = "heapgate" + (report.run.binary.empty() ? std::string() : ": " + report.run.binary) +
+                              " \xE2\x80\x94 " + verdict_word;
+
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += "<meta http-equiv=\"Content-Security-Policy\" content=\"" + esc(kContentSecurityPolicy) + "\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<meta name=\"generator\" content=\"heapgate\">\n";
+  out += "<title>" + esc(heading) + "</title>\n<style>" + std::string(kStyle) + "</style>\n</head>\n<body>\n";
+  out += "<h1>heapgate";
+  if (!report.run.binary.empty()) out += ": <code>" + esc(report.run.binary) + "</code>";
+  out += " \xE2\x80\x94 <span class=\"badge " + std::string(counts.failures > 0 ? "v-regressed" : "v-pass") + "\">" +
+         verdict_word + "</span></h1>\n";
+
+  // Headline: the count per verdict, problems first, zero counts left out.
+  std::vector<Verdict> by_rank(kVerdicts.begin(), kVerdicts.end());
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [](Verdict a, Verdict b) { return detail::verdict_rank(a) < detail::verdict_rank(b); });
+  out += "<p class=\"counts\"><strong>" + std::to_string(counts.total) + (counts.total == 1 ? " test" : " tests") +
+         "</strong>: ";
+  for (Verdict v : by_rank) {
+    if (counts[v] == 0) continue;
+    out += "<span>" + std::to_string(counts[v]) + " " + badge(v, strict) + "</span>";
+  }
+  out += "</p>\n";
+
+  out += "<h2>Run</h2>\n<table class=\"run\">\n";
+  auto row = [&out](const char* name, const std::string& value) {
+    if (!value.empty()) out += "<tr><th>" + std::string(name) + "</th><td>" + value + "</td></tr>\n";
+  };
+  row("binary", report.run.binary.empty() ? "" : "<code>" + esc(report.run.binary) + "</code>");
+  row("build id", report.run.build_id.empty() ? "" : "<code>" + esc(report.run.build_id) + "</code>");
+  row("mode", esc(report.run.mode));
+  row("jemalloc", esc(report.run.jemalloc_version));
+  row("host", esc(report.run.host));
+  row("started", esc(report.run.started_at));
+  if (report.run.total_shards > 0) {
+    row("shard", std::to_string(report.run.shard_index) + " of " + std::to_string(report.run.total_shards));
+  }
+  row("strict", strict ? "yes: unavailable is a failure" : "");
+  out += "</table>\n";
+  if (!report.run.unavailable_reason.empty()) {
+    out += "<p class=\"note\"><strong>Profiling unavailable:</strong> " + esc(report.run.unavailable_reason) + "</p>\n";
+  }
+  if (!report.run.complete) {
+    out +=
+        "<p class=\"note\"><strong>Incomplete:</strong> the run ended before it finished (a crash?); only the tests "
+        "that finished are listed.</p>\n";
+  }
+
+  // Problems first, as in the Markdown summary; stable within a verdict.
+  std::vector<std::size_t> order(report.tests.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return detail::verdict_rank(report.tests[a].verdict) < detail::verdict_rank(report.tests[b].verdict);
+  });
+
+  out += "<h2>Tests</h2>\n<table class=\"tests\">\n<thead><tr><th>Test</th><th>Verdict</th>";
+  for (MetricName m : kMetricNames) out += "<th>" + esc(to_string(m)) + "</th>";
+  out += "<th>ms</th></tr></thead>\n<tbody>\n";
+  for (std::size_t i : order) {
+    const TestRecord& t = report.tests[i];
+    out += "<tr><td>";
+    if (has_details(t)) {
+      out += "<a href=\"#test-" + std::to_string(i) + "\"><code>" + esc(t.name) + "</code></a>";
+    } else {
+      out += "<code>" + esc(t.name) + "</code>";
+    }
+    if (t.verdict != Verdict::pass) {
+      std::vector<std::string> facts = detail::key_facts(t);
+      std::string line;
+      for (const auto& f : facts) line += (line.empty() ? "" : "; ") + f;
+      if (line.empty()) line = detail::first_line(t.message);
+      if (line.empty() && t.verdict == Verdict::new_test) line = "no baseline entry yet";
+      if (!line.empty()) out += "<div class=\"muted small\">" + esc(line) + "</div>";
+    }
+    if (t.gtest_failed) out += "<div class=\"muted small\">failed its own assertions</div>";
+    out += "</td><td>" + badge(t.verdict, strict) + "</td>";
+    for (MetricName m : kMetricNames) out += metric_cell(t, m);
+    out += "<td class=\"num\">" + milliseconds(t.duration_ms) + "</td></tr>\n";
+  }
+  out += "</tbody>\n</table>\n";
+
+  bool any_details = false;
+  for (std::size_t i : order) {
+    const TestRecord& t = report.tests[i];
+    if (!has_details(t)) continue;
+    if (!any_details) out += "<h2>Why they failed</h2>\n";
+    any_details = true;
+    out += details_section(t, i, strict);
+  }
+  out += "<p class=\"muted small\">Generated by heapgate from a " + esc(kReportSchema) + " report.</p>\n";
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace heapgate

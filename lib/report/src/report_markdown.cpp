@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The Markdown reporter: a CI step summary (GitHub $GITHUB_STEP_SUMMARY, GitLab).
+#include <algorithm>
+#include <cstdio>
+
+#include "heapgate/report.h"
+#include "heapgate/report_files.h"
+#include "heapgate/gate.h"
+#include "report_text.h"
+
+namespace heapgate {
+namespace {
+
+// One table cell: '|' would end the cell and a line break the row; '<' could
+// open HTML in GitHub's renderer.
+std::string cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\n': out += ' '; break;
+      case '\r': break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string code_cell(std::string_view name) { return "`" + cell(name) + "`"; }
+
+std::string milliseconds(double ms) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f", ms > 0 ? ms : 0.0);
+  return buf;
+}
+
+}  // namespace
+
+std::string to_markdown(const Report& report) {
+  const VerdictCounts counts = count_verdicts(report);
+  std::string out = "### heapgate";
+  if (!report.run.binary.empty()) out += ": `" + cell(report.run.binary) + "`";
+  out += counts.failures > 0 ? " \xE2\x80\x94 FAIL\n\n" : " \xE2\x80\x94 PASS\n\n";  // em dash
+
+  // Headline: the count per verdict, problems first, zero counts left out.
+  std::vector<Verdict> by_rank(kVerdicts.begin(), kVerdicts.end());
+  std::stable_sort(by_rank.begin(), by_rank.end(),
+                   [](Verdict a, Verdict b) { return detail::verdict_rank(a) < detail::verdict_rank(b); });
+  out += "**" + std::to_string(counts.total) + (counts.total == 1 ? " test" : " tests") + "**";
+  std::string sep = ": ";
+  for (Verdict v : by_rank) {
+    if (counts[v] == 0) continue;
+    out += sep + std::to_string(counts[v]) + " " + std::string(to_string(v));
+    sep = " \xC2\xB7 ";  // middle dot
+  }
+  out += "\n\n";
+
+  std::vector<std::string> facts;
+  if (!report.run.mode.empty()) facts.push_back("mode `" + cell(report.run.mode) + "`");
+  if (!report.run.jemalloc_version.empty()) facts.push_back("jemalloc " + cell(report.run.jemalloc_version));
+  if (report.run.total_shards > 0) {
+    facts.push_back("shard " + std::to_string(report.run.shard_index) + " of " + std::to_string(report.run.total_shards));
+  }
+  if (report.run.strict) facts.push_back("strict");
+  if (!facts.empty()) {
+    for (std::size_t i = 0; i < facts.size(); ++i) out += (i == 0 ? "" : " \xC2\xB7 ") + facts[i];
+    out += "\n\n";
+  }
+  if (!report.run.unavailable_reason.empty()) {
+    out += "> **Profiling unavailable:** " + cell(report.run.unavailable_reason) + "\n\n";
+  }
+  if (!report.run.complete) {
+    out += "> **Incomplete:** the run ended before it finished (a crash?); only the tests that finished are listed.\n\n";
+  }
+
+  std::vector<const TestRecord*> problems;
+  for (const auto& t : report.tests) {
+    if (t.verdict != Verdict::pass) problems.push_back(&t);
+  }
+  std::stable_sort(problems.begin(), problems.end(), [](const TestRecord* a, const TestRecord* b) {
+    return detail::verdict_rank(a->verdict) < detail::verdict_rank(b->verdict);
+  });
+  if (!problems.empty()) {
+    out += "| Test | Verdict | Details |\n| --- | --- | --- |\n";
+    for (const TestRecord* t : problems) {
+      std::vector<std::string> facts_of = detail::key_facts(*t);
+      std::string details;
+      for (const auto& f : facts_of) details += (details.empty() ? "" : "; ") + f;
+      if (details.empty()) details = detail::first_line(t->message);
+      if (details.empty() && t->verdict == Verdict::new_test) details = "no baseline entry yet";
+      std::string verdict(to_string(t->verdict));
+      if (is_failure(t->verdict, report.run.strict)) verdict = "**" + verdict + "**";
+      out += "| " + code_cell(t->name) + " | " + verdict + " | " + cell(details) + " |\n";
+    }
+    out += "\n";
+  }
+
+  out += "<details><summary>All " + std::to_string(counts.total) + (counts.total == 1 ? " test" : " tests") +
+         "</summary>\n\n";
+  out += "| Test | Verdict |";
+  for (MetricName m : kMetricNames) out += " " + std::string(to_string(m)) + " |";
+  out += " ms |\n| --- | --- |";
+  for (std::size_t i = 0; i < kMetricNames.size(); ++i) out += " ---: |";
+  out += " ---: |\n";
+  for (const auto& t : report.tests) {
+    out += "| " + code_cell(t.name) + " | " + std::string(to_string(t.verdict)) + " |";
+    for (MetricName m : kMetricNames) out += " " + std::string(t.estimated ? "~" : "") + std::to_string(get(t.metrics, m)) + " |";
+    out += " " + milliseconds(t.duration_ms) + " |\n";
+  }
+  out += "\n</details>\n";
+  return out;
+}
+
+}  // namespace heapgate

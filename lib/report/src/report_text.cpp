@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "report_text.h"
+
+#include <cmath>
+#include <cstdio>
+#include "heapgate/gate.h"
+
+namespace heapgate::detail {
+
+std::string first_line(std::string_view text) {
+  std::size_t nl = text.find('\n');
+  return std::string(text.substr(0, nl));
+}
+
+std::vector<std::string> key_facts(const TestRecord& record) {
+  std::vector<std::string> facts;
+  switch (record.verdict) {
+    case Verdict::regressed:
+    case Verdict::improved:
+      for (const auto& d : record.deltas) {
+        bool relevant = record.verdict == Verdict::regressed ? d.delta > 0 : d.delta < 0;
+        if (d.beyond_tolerance && relevant) facts.push_back(describe(d));
+      }
+      break;
+    case Verdict::leaked:
+      if (auto leak = explain_leak(record.metrics); !leak.empty()) facts.push_back(std::move(leak));
+      break;
+    case Verdict::over_budget:
+      for (const auto& [name, limit] : record.budgets) {
+        auto metric = parse_metric_name(name);
+        if (!metric) continue;
+        if (auto over = explain_over_budget(*metric, limit, record.metrics); !over.empty()) {
+          facts.push_back(std::move(over));
+        }
+      }
+      break;
+    default: break;
+  }
+  return facts;
+}
+
+std::string describe_stack_counts(const StackSummary& stack) {
+  std::string out;
+  auto add = [&](double v, const char* what) {
+    if (v == 0) return;
+    char buf[64];
+    if (v == std::floor(v) && std::fabs(v) < 1e15) {
+      std::snprintf(buf, sizeof buf, "%+.0f %s", v, what);
+    } else {
+      std::snprintf(buf, sizeof buf, "%+.1f %s", v, what);
+    }
+    if (!out.empty()) out += ", ";
+    out += buf;
+  };
+  add(stack.delta_live_objects, "live objects");
+  add(stack.delta_live_bytes, "live bytes");
+  add(stack.delta_accum_objects, "allocations");
+  add(stack.delta_accum_bytes, "allocated bytes");
+  return out.empty() ? "no change" : out;
+}
+
+int verdict_rank(Verdict verdict) noexcept {
+  switch (verdict) {
+    case Verdict::regressed: return 0;
+    case Verdict::leaked: return 1;
+    case Verdict::over_budget: return 2;
+    case Verdict::unavailable: return 3;
+    case Verdict::missing: return 4;
+    case Verdict::improved: return 5;
+    case Verdict::new_test: return 6;
+    case Verdict::pass: return 7;
+  }
+  return 7;
+}
+
+}  // namespace heapgate::detail
