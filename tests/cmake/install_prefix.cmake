@@ -38,7 +38,8 @@ else()
   endif()
 endif()
 # The libraries, static or shared.
-set(expected_libraries heapgate_core)
+# The layers (heapgate::core is an INTERFACE target over them: no file).
+set(expected_libraries heapgate_measure heapgate_analysis heapgate_gate heapgate_report)
 if(EXPECT_GTEST)
   list(APPEND expected_libraries heapgate_gtest heapgate_gtest_main)
 endif()
@@ -64,8 +65,8 @@ foreach(header IN LISTS expected_headers)
     list(APPEND errors "missing include/${header}")
   endif()
 endforeach()
-# No installed header includes a private one (lib/src: alloc_hooks.h,
-# sys/sys.h, ...), which compiles in heapgate's build only: every
+# No installed header includes a private one (a layer's src/, e.g.
+# lib/measure/src/alloc_hooks.h), which compiles in heapgate's build only: every
 # #include "..." and every #include <heapgate/...> is an installed header.
 foreach(header IN LISTS headers)
   file(STRINGS "${PREFIX}/include/${header}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")

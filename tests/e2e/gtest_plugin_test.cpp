@@ -163,7 +163,7 @@ TEST_F(GtestPlugin, BudgetsFailWithValueLimitAndStacks) {
   ASSERT_NE(over, nullptr);
   EXPECT_EQ(over->verdict, Verdict::over_budget);
   EXPECT_EQ(over->budgets.at("allocations"), 5u);
-  EXPECT_NE(over->message.find("allocations 10 is over the budget of 5"), std::string::npos) << over->message;
+  EXPECT_NE(over->message.find("allocations 10 over the budget of 5 (+5)"), std::string::npos) << over->message;
   EXPECT_TRUE(any_frame_contains(*over, "allocate_and_free")) << over->message;
   EXPECT_EQ(find(run.report, "Sample.WithinBudget")->verdict, Verdict::pass);
 }
@@ -227,12 +227,21 @@ TEST_F(GtestPlugin, SuppressedLeakPasses) {
   ASSERT_EQ(run.report.tests.size(), 1u);
   EXPECT_EQ(run.report.tests[0].verdict, Verdict::pass);
   EXPECT_NE(run.report.tests[0].message.find("suppressed"), std::string::npos) << run.report.tests[0].message;
-  // A malformed suppressions file is one clear error naming file and line.
+  // A malformed or missing suppressions file is a setup error: exit 2 before
+  // any test runs, one clear line naming the file and line.
   ASSERT_TRUE(sys::write_file_atomic(suppressions, "leak:ok\nlaek:typo\n"));
-  SuiteRun bad = run_suite("sample_suite", dir_ + "/bad", {"--gtest_filter=Sample.Clean",
-                                                           "--heapgate_suppressions=" + suppressions});
-  EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.output.find(suppressions + ":2"), std::string::npos) << bad.output;
+  for (const std::string& file : {suppressions, dir_ + "/missing.txt"}) {
+    sys::ProcessOptions options;
+    options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "HEAPGATE_MODE"};
+    auto bad = sys::run_process({testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Clean",
+                                 "--heapgate_report=" + dir_ + "/bad", "--heapgate_suppressions=" + file},
+                                options);
+    ASSERT_TRUE(bad) << bad.error().message();
+    EXPECT_EQ(bad->exit_code, 2) << bad->stderr_text;
+    EXPECT_NE(bad->stderr_text.find(file == suppressions ? suppressions + ":2" : file), std::string::npos)
+        << bad->stderr_text;
+    EXPECT_EQ(bad->stdout_text.find("[ RUN      ]"), std::string::npos) << "a test ran: " << bad->stdout_text;
+  }
 }
 
 TEST_F(GtestPlugin, ACrashKeepsTheTestsThatFinished) {

@@ -130,10 +130,14 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
                                 "--", testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks"};
   auto r = heapgate_cli(args);
   EXPECT_EQ(r.exit_code, 1) << r.stdout_text;
-  const TestRecord* leaks = find(report(), "Sample.Leaks");
+  const Report saved = report();
+  const TestRecord* leaks = find(saved, "Sample.Leaks");
   ASSERT_NE(leaks, nullptr);
   EXPECT_EQ(leaks->verdict, Verdict::leaked);
-  EXPECT_NE(leaks->message.find("leak_three_blocks"), std::string::npos) << leaks->message;
+  ASSERT_FALSE(leaks->stacks.empty()) << leaks->message;
+  std::string frames;
+  for (const auto& frame : leaks->stacks.front().frames) frames += frame + "\n";
+  EXPECT_NE(frames.find("leak_three_blocks"), std::string::npos) << frames;
   EXPECT_NE(r.stdout_text.find("leaked      Sample.Leaks"), std::string::npos) << r.stdout_text;
   // The explaining profile travels with the report.
   ASSERT_FALSE(leaks->profiles.empty());

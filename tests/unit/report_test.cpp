@@ -287,9 +287,12 @@ TEST(Report, CountsVerdictsAndFailures) {
   EXPECT_EQ(c.total, r.tests.size());
   EXPECT_EQ(c[Verdict::pass], 3u);
   EXPECT_EQ(c[Verdict::regressed], 1u);
-  EXPECT_EQ(c.failures, 3u);  // regressed, leaked, over_budget
+  // regressed, leaked, over_budget, and a test that failed its own
+  // assertions (it fails the run: docs/design.md §6a)
+  EXPECT_EQ(c.own_failures, 1u);
+  EXPECT_EQ(c.failures, 4u);
   r.run.strict = true;
-  EXPECT_EQ(count_verdicts(r).failures, 4u);  // + unavailable
+  EXPECT_EQ(count_verdicts(r).failures, 5u);  // + unavailable
 }
 
 TEST(Report, MissingTestsAndBaselineEntries) {

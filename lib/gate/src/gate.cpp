@@ -157,12 +157,12 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) + " bytes) stay allocated after the first run only; not a leak");
     } else if (observation.leak.suppressed) {
-      line(notes, explain_leak(m) + "; suppressed by " +
+      line(notes, explain_leak(m, observation.leak.where) + "; suppressed by " +
                       (observation.leak.suppressions_source.empty() ? std::string("a suppression")
                                                                     : observation.leak.suppressions_source));
     } else {
       if (j.verdict == Verdict::pass) j.verdict = Verdict::leaked;
-      line(failures, explain_leak(m));
+      line(failures, explain_leak(m, observation.leak.where));
     }
   }
   Verdict compared = policy.compare_baseline ? comparison.verdict : Verdict::pass;
@@ -172,7 +172,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   }
   if (compared == Verdict::regressed) {
     line(failures, comparison.explanation);
-  } else if (compared == Verdict::improved) {
+  } else if (compared == Verdict::improved || compared == Verdict::new_test) {
     line(notes, comparison.explanation);
   }
   if (j.verdict == Verdict::pass) j.verdict = compared;

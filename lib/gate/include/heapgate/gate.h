@@ -58,6 +58,8 @@ struct LeakEvidence {
   bool suppressed = false;
   /// Where the matching suppressions come from, for the note ("suppressions.txt").
   std::string suppressions_source;
+  /// Where the live blocks were counted, for the explanation.
+  std::string where = "at the end of the test";
 };
 
 /// What a face observed of one test (or benchmark).

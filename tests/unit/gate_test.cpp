@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: MIT
+// The gate policy (heapgate/gate.h, heapgate/explain.h), in-process and
+// table-driven: every face (listener, benchmark gate, compare/accept/run)
+// decides through these functions, so their rules are checked here once.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heapgate/explain.h"
+#include "heapgate/gate.h"
+#include "heapgate/suppressions.h"
+
+namespace heapgate {
+namespace {
+
+Metrics metrics(std::uint64_t allocations, std::uint64_t live_allocations = 0) {
+  Metrics m;
+  m.allocations = allocations;
+  m.allocated_bytes = allocations * 32;
+  m.live_allocations = live_allocations;
+  m.live_bytes = live_allocations * 32;
+  m.peak_bytes = allocations * 32;
+  return m;
+}
+
+BaselineEntry entry(std::uint64_t allocations) {
+  BaselineEntry e;
+  e.metrics = metrics(allocations);
+  e.mode = Mode::counters;
+  return e;
+}
+
+Observation observed(std::uint64_t allocations, std::uint64_t live = 0) {
+  Observation o;
+  o.mode = Mode::counters;
+  o.metrics = metrics(allocations, live);
+  return o;
+}
+
+// The entry a previous run of the same test recorded: live blocks that are
+// not a leak are part of what the baseline compares.
+BaselineEntry recorded(const Observation& o) {
+  BaselineEntry e;
+  e.metrics = *o.metrics;
+  e.mode = o.mode;
+  return e;
+}
+
+struct Case {
+  const char* name;
+  Observation observation;
+  std::optional<BaselineEntry> baseline;
+  GatePolicy policy;
+  Verdict verdict;
+  const char* explanation_has;  // "" when the explanation must be empty
+};
+
+std::vector<Case> cases() {
+  GatePolicy standard;
+  GatePolicy strict;
+  strict.strict = true;
+  GatePolicy accepting;
+  accepting.accepting = true;
+  GatePolicy no_leak_check;
+  no_leak_check.check_leaks = false;
+  GatePolicy no_baselines;
+  no_baselines.compare_baseline = false;
+
+  Observation unmeasured;
+  unmeasured.unavailable_reason = "no jemalloc";
+  Observation own_failure = observed(500, 3);
+  own_failure.own_failure = true;
+  Observation over = observed(200);
+  over.budgets[MetricName::allocations] = 150;
+  Observation over_and_leaking = observed(200, 2);
+  over_and_leaking.budgets[MetricName::allocations] = 150;
+  over_and_leaking.leak.residue = LeakResidue::recurs;
+  Observation one_time = observed(100, 4);
+  one_time.leak.residue = LeakResidue::one_time;
+  Observation suppressed = observed(100, 4);
+  suppressed.leak.residue = LeakResidue::recurs;
+  suppressed.leak.suppressed = true;
+  suppressed.leak.suppressions_source = "supp.txt";
+  Observation allowed = observed(100, 4);
+  allowed.check_leaks = false;
+  Observation forced = observed(100, 4);
+  forced.check_leaks = true;
+
+  return {
+      {"unmeasured is unavailable", unmeasured, entry(100), standard, Verdict::unavailable, "no jemalloc"},
+      {"unmeasured strict is unavailable too", unmeasured, entry(100), strict, Verdict::unavailable, "no jemalloc"},
+      {"equal metrics pass", observed(100), entry(100), standard, Verdict::pass, ""},
+      {"growth regresses", observed(101), entry(100), standard, Verdict::regressed, "allocations 100 \xE2\x86\x92 101"},
+      {"shrink improves, with a note", observed(99), entry(100), standard, Verdict::improved, "improved"},
+      {"no entry is new", observed(100), std::nullopt, standard, Verdict::new_test, "new"},
+      {"no baselines in use: pass", observed(100), std::nullopt, no_baselines, Verdict::pass, ""},
+      {"accepting hides growth", observed(150), entry(100), accepting, Verdict::pass, "accepted into the baseline"},
+      {"accepting a new test", observed(150), std::nullopt, accepting, Verdict::new_test, "new"},
+      {"own failure is not gated", own_failure, entry(100), standard, Verdict::pass, "not gated"},
+      {"budget first", over, entry(200), standard, Verdict::over_budget, "allocations 200 over the budget of 150 (+50)"},
+      {"budget and leak both explained", over_and_leaking, entry(200), standard, Verdict::over_budget,
+       "leaked 2 allocations (64 bytes)"},
+      {"leak unknown residue fails", observed(100, 4), entry(100), standard, Verdict::leaked,
+       "leaked 4 allocations (128 bytes) still live at the end of the test"},
+      {"leak while accepting still fails", observed(150, 4), entry(100), accepting, Verdict::leaked, "leaked 4"},
+      {"one-time initialization passes with a note", one_time, recorded(one_time), standard, Verdict::pass,
+       "one-time initialization"},
+      {"suppressed leak passes with a note", suppressed, recorded(suppressed), standard, Verdict::pass, "suppressed by supp.txt"},
+      {"leaks unchecked by policy", observed(100, 4), recorded(observed(100, 4)), no_leak_check, Verdict::pass, ""},
+      {"test allows its leaks", allowed, recorded(allowed), standard, Verdict::pass, ""},
+      {"test forces leak check", forced, entry(100), no_leak_check, Verdict::leaked, "leaked 4"},
+  };
+}
+
+TEST(Judge, TableOfDecisions) {
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(c.name);
+    Judgement j = judge(c.observation, c.baseline ? &*c.baseline : nullptr, c.policy);
+    EXPECT_EQ(j.verdict, c.verdict) << to_string(j.verdict) << ": " << j.explanation;
+    if (std::string(c.explanation_has).empty()) {
+      EXPECT_EQ(j.explanation, "");
+    } else {
+      EXPECT_NE(j.explanation.find(c.explanation_has), std::string::npos) << j.explanation;
+    }
+    EXPECT_EQ(j.baseline.has_value(), c.baseline.has_value() && c.observation.metrics.has_value());
+  }
+}
+
+// The faces disagreed here before the gate existed: decided once.
+TEST(GateExit, OwnFailureFailsTheRunAndIsCounted) {
+  Report report;
+  TestRecord failed;
+  failed.name = "S.failed";
+  failed.verdict = Verdict::pass;
+  failed.gtest_failed = true;
+  report.tests.push_back(failed);
+  EXPECT_EQ(gate_exit({report}), GateExit::failed);
+  VerdictCounts counts = count_verdicts(report);
+  EXPECT_EQ(counts.failures, 1u);
+  EXPECT_EQ(counts.own_failures, 1u);
+  EXPECT_EQ(counts[Verdict::pass], 1u);
+}
+
+TEST(GateExit, IncompleteReportFailsUnavailableStrictIsThree) {
+  Report crashed;
+  crashed.run.complete = false;
+  EXPECT_EQ(gate_exit({crashed}), GateExit::failed);
+
+  Report unmeasured;
+  TestRecord t;
+  t.name = "S.t";
+  t.verdict = Verdict::unavailable;
+  unmeasured.tests.push_back(t);
+  EXPECT_EQ(gate_exit({unmeasured}), GateExit::ok);
+  unmeasured.run.strict = true;
+  EXPECT_EQ(gate_exit({unmeasured}), GateExit::unavailable);
+  EXPECT_EQ(count_verdicts(unmeasured).failures, 1u);
+}
+
+TEST(Explain, OneWordingForLeaksAndBudgets) {
+  EXPECT_EQ(explain_leak(metrics(10, 3)), "leaked 3 allocations (96 bytes) still live at the end of the test");
+  EXPECT_EQ(explain_leak(metrics(10, 1), "per iteration"), "leaked 1 allocation (32 bytes) still live per iteration");
+  Metrics bytes_only;
+  bytes_only.live_bytes = 40;
+  EXPECT_EQ(explain_leak(bytes_only), "leaked 40 bytes still live at the end of the test");
+  EXPECT_EQ(explain_leak(metrics(10)), "");
+}
+
+TEST(JudgeRun, RejudgesKeepsLeaksDropsStaleMissingAndAddsMissingForWholeRuns) {
+  Baseline baseline;
+  baseline.tests["S.grew"] = entry(100);
+  baseline.tests["S.leaky"] = entry(100);
+  baseline.tests["S.gone"] = entry(7);
+  Report report;
+  TestRecord grew;
+  grew.name = "S.grew";
+  grew.mode = Mode::counters;
+  grew.metrics = metrics(120);
+  TestRecord leaky;
+  leaky.name = "S.leaky";
+  leaky.mode = Mode::counters;
+  leaky.metrics = metrics(100, 2);
+  leaky.verdict = Verdict::leaked;
+  leaky.message = "leaked 2 allocations (64 bytes) still live at the end of the test";
+  TestRecord settled;  // live blocks judged one-time when it ran: not a leak now either
+  settled.name = "S.settled";
+  settled.mode = Mode::counters;
+  settled.metrics = metrics(5, 1);
+  TestRecord stale;
+  stale.name = "S.stale";
+  stale.verdict = Verdict::missing;
+  report.tests = {stale, settled, leaky, grew};
+
+  Report partial = report;
+  judge_run(partial, baseline, GatePolicy{}, /*whole_run=*/false);
+  ASSERT_EQ(partial.tests.size(), 3u);
+  EXPECT_EQ(partial.tests[0].name, "S.grew");
+  EXPECT_EQ(partial.tests[0].verdict, Verdict::regressed);
+  EXPECT_EQ(partial.tests[1].verdict, Verdict::leaked);
+  EXPECT_EQ(partial.tests[1].message, leaky.message);
+  EXPECT_EQ(partial.tests[2].name, "S.settled");
+  EXPECT_EQ(partial.tests[2].verdict, Verdict::new_test);
+
+  judge_run(report, baseline, GatePolicy{}, /*whole_run=*/true);
+  ASSERT_EQ(report.tests.size(), 4u);
+  EXPECT_EQ(report.tests[0].name, "S.gone");
+  EXPECT_EQ(report.tests[0].verdict, Verdict::missing);
+}
+
+TEST(AcceptRun, RecordsMeasuredTestsKeepsHandEditedTolerances) {
+  Baseline baseline;
+  BaselineEntry tuned = entry(100);
+  Tolerances loose;
+  loose[MetricName::allocations].absolute = 10;
+  tuned.tolerance = loose;
+  baseline.tests["S.a"] = tuned;
+  Report report;
+  TestRecord a;
+  a.name = "S.a";
+  a.mode = Mode::counters;
+  a.metrics = metrics(130);
+  TestRecord failed = a;
+  failed.name = "S.failed";
+  failed.gtest_failed = true;
+  TestRecord off;
+  off.name = "S.off";
+  off.verdict = Verdict::unavailable;
+  report.tests = {a, failed, off};
+  BaselineUpdate update = accept_run(baseline, report);
+  EXPECT_EQ(update.changed, 1u);
+  EXPECT_EQ(update.added, 0u);
+  EXPECT_EQ(baseline.tests.at("S.a").metrics.allocations, 130u);
+  ASSERT_TRUE(baseline.tests.at("S.a").tolerance.has_value());
+  EXPECT_EQ((*baseline.tests.at("S.a").tolerance)[MetricName::allocations].absolute, 10u);
+  EXPECT_EQ(baseline.tests.count("S.failed"), 0u);
+  EXPECT_EQ(baseline.tests.count("S.off"), 0u);
+}
+
+// A scripted explainer: what "running the test again" returns, and a log of calls.
+class FakeExplainer : public Explainer {
+ public:
+  std::optional<Explanation> explain_result;
+  std::optional<Explanation> repeat_result;
+  std::vector<std::string> calls;
+
+  Result<Explanation> explain(const std::string& test) override {
+    calls.push_back("explain " + test);
+    if (!explain_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
+    return *explain_result;
+  }
+  Result<Explanation> repeat(const std::string& test) override {
+    calls.push_back("repeat " + test);
+    if (!repeat_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
+    return *repeat_result;
+  }
+};
+
+StackSummary stack(std::vector<std::string> frames, double live, double allocations) {
+  StackSummary s;
+  s.frames = std::move(frames);
+  s.delta_live_objects = live;
+  s.delta_live_bytes = live * 32;
+  s.delta_accum_objects = allocations;
+  s.delta_accum_bytes = allocations * 32;
+  return s;
+}
+
+TestRecord record_of(const Observation& o) {
+  TestRecord r;
+  r.name = "Suite.Test";
+  r.mode = o.mode;
+  r.metrics = *o.metrics;
+  return r;
+}
+
+TEST(GateTest, PassingTestAsksNothing) {
+  FakeExplainer explainer;
+  BaselineEntry base = entry(100);
+  TestRecord r = record_of(observed(100));
+  EXPECT_EQ(gate_test(r, observed(100), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_TRUE(explainer.calls.empty());
+  EXPECT_EQ(r.verdict, Verdict::pass);
+}
+
+TEST(GateTest, RegressionIsExplainedByOneMoreRun) {
+  FakeExplainer explainer;
+  Explanation e;
+  e.stacks = {stack({"small()"}, 0, 1), stack({"grow()", "main"}, 0, 20)};
+  e.profiles = {"/tmp/x.heap"};
+  e.source = "exact re-run";
+  explainer.explain_result = e;
+  BaselineEntry base = entry(100);
+  TestRecord r = record_of(observed(120));
+  std::string text = gate_test(r, observed(120), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{1, true});
+  EXPECT_EQ(explainer.calls, std::vector<std::string>{"explain Suite.Test"});
+  EXPECT_EQ(r.verdict, Verdict::regressed);
+  ASSERT_EQ(r.stacks.size(), 1u);
+  EXPECT_EQ(r.stacks[0].frames[0], "grow()");
+  EXPECT_EQ(r.profiles, std::vector<std::string>{"/tmp/x.heap"});
+  EXPECT_NE(text.find("heapgate: Suite.Test regressed (counters mode)"), std::string::npos) << text;
+  EXPECT_NE(text.find("top stacks (exact re-run)"), std::string::npos) << text;
+  EXPECT_NE(text.find("20 allocations"), std::string::npos) << text;
+}
+
+TEST(GateTest, LiveBlocksThatDoNotRecurAreOneTimeInitialization) {
+  FakeExplainer explainer;
+  explainer.repeat_result = Explanation{};  // the second run leaves nothing
+  BaselineEntry base = recorded(observed(100, 3));
+  TestRecord r = record_of(observed(100, 3));
+  EXPECT_EQ(gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_EQ(explainer.calls, std::vector<std::string>{"repeat Suite.Test"});
+  EXPECT_EQ(r.verdict, Verdict::pass);
+  EXPECT_NE(r.message.find("one-time initialization"), std::string::npos);
+}
+
+TEST(GateTest, RecurringLeakFailsWithItsOwnStacksAndNoSecondRun) {
+  FakeExplainer explainer;
+  Explanation second;
+  second.metrics = metrics(10, 3);
+  second.stacks = {stack({"cache_put()"}, 0, 5), stack({"leak()", "main"}, 3, 3)};
+  second.source = "exact re-run";
+  explainer.repeat_result = second;
+  BaselineEntry base = entry(100);
+  TestRecord r = record_of(observed(100, 3));
+  std::string text = gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
+  EXPECT_EQ(explainer.calls, std::vector<std::string>{"repeat Suite.Test"});
+  EXPECT_EQ(r.verdict, Verdict::leaked);
+  ASSERT_EQ(r.stacks.size(), 1u);  // only stacks with live blocks explain a leak
+  EXPECT_EQ(r.stacks[0].frames[0], "leak()");
+  EXPECT_NE(text.find("3 blocks, 96 B still live"), std::string::npos) << text;
+}
+
+TEST(GateTest, LeakWhoseEveryStackIsSuppressedPasses) {
+  auto suppressions = parse_suppressions("# known\nleak:leak()\n", "supp.txt");
+  ASSERT_TRUE(suppressions) << suppressions.error().message();
+  FakeExplainer explainer;
+  Explanation second;
+  second.metrics = metrics(10, 3);
+  second.stacks = {stack({"leak()", "main"}, 3, 3)};
+  explainer.repeat_result = second;
+  BaselineEntry base = recorded(observed(100, 3));
+  TestRecord r = record_of(observed(100, 3));
+  EXPECT_EQ(gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, *suppressions, ExplainOptions{}), "");
+  EXPECT_EQ(r.verdict, Verdict::pass);
+  EXPECT_NE(r.message.find("suppressed by supp.txt"), std::string::npos) << r.message;
+}
+
+TEST(GateTest, WithoutExplainingALeakStillFailsAndSaysWhyThereAreNoStacks) {
+  FakeExplainer explainer;
+  BaselineEntry base = entry(100);
+  TestRecord r = record_of(observed(100, 3));
+  std::string text =
+      gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{5, false});
+  EXPECT_TRUE(explainer.calls.empty());
+  EXPECT_EQ(r.verdict, Verdict::leaked);
+  EXPECT_NE(text.find("(no stacks: --heapgate_explain=false)"), std::string::npos) << text;
+}
+
+TEST(Suppressions, ErrorsNameFileLineAndFix) {
+  auto typo = parse_suppressions("leak:ok\n\nleek:foo\n", "supp.txt");
+  ASSERT_FALSE(typo);
+  EXPECT_EQ(typo.error().where, "supp.txt:3");
+  EXPECT_NE(typo.error().what.find("leek:foo"), std::string::npos);
+  EXPECT_FALSE(typo.error().fix.empty());
+  auto missing = read_suppressions("/nonexistent/heapgate-supp.txt");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().where, "/nonexistent/heapgate-supp.txt");
+}
+
+}  // namespace
+}  // namespace heapgate
