@@ -14,16 +14,18 @@
 #   <binary>.html         one self-contained page with flame graphs of the differences
 #   profiles/, shards/    raw heap profiles of failing tests, and the test logs
 # Exits with the gate's code: 0 pass, 1 regression, leak, budget or failed
-# test, 2 bad usage, bad input or a crash, 3 nothing measured (strict).
+# test, 2 bad usage, bad input or a crash, 3 nothing measured (unless -U,
+# which lets a run without jemalloc or profiling pass).
 set -eu
 
-usage="usage: ci/gate.sh [-b DIR] [-r DIR] [-m MODE] [-j JOBS] [-H HEAPGATE] (-C BUILD_DIR | -- TEST_BINARY [args])"
+usage="usage: ci/gate.sh [-b DIR] [-r DIR] [-m MODE] [-j JOBS] [-H HEAPGATE] [-U] (-C BUILD_DIR | -- TEST_BINARY [args])"
 baselines=baselines
 report=heapgate-report
 mode=counters
 jobs=${HEAPGATE_JOBS:-2}
 heapgate=${HEAPGATE:-}
 ctest_dir=
+allow=
 while [ $# -gt 0 ]; do
   case "$1" in
     -b) baselines=$2; shift 2 ;;
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
     -j) jobs=$2; shift 2 ;;
     -H) heapgate=$2; shift 2 ;;
     -C) ctest_dir=$2; shift 2 ;;
+    -U) allow=--allow-unmeasured; shift ;;
     --) shift; break ;;
     *) echo "ci/gate.sh: unknown option $1; $usage" >&2; exit 2 ;;
   esac
@@ -50,9 +53,9 @@ fi
 
 status=0
 if [ -n "$ctest_dir" ]; then
-  "$heapgate" run --mode "$mode" --jobs "$jobs" --baselines "$baselines" --report "$report" --ctest-dir "$ctest_dir" || status=$?
+  "$heapgate" run $allow --mode "$mode" --jobs "$jobs" --baselines "$baselines" --report "$report" --ctest-dir "$ctest_dir" || status=$?
 else
-  "$heapgate" run --mode "$mode" --jobs "$jobs" --baselines "$baselines" --report "$report" -- "$@" || status=$?
+  "$heapgate" run $allow --mode "$mode" --jobs "$jobs" --baselines "$baselines" --report "$report" -- "$@" || status=$?
 fi
 
 # The HTML pages and the step summary, for whatever reports the run wrote.

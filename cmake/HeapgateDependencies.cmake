@@ -41,3 +41,23 @@ if(HEAPGATE_BUILD_HTTP AND NOT TARGET heapgate::httplib)
     add_library(heapgate::httplib ALIAS PkgConfig::HEAPGATE_HTTPLIB)
   endif()
 endif()
+
+# jemalloc, for the drop-in mains (HEAPGATE_LINK_JEMALLOC). The libraries
+# themselves find mallctl at run time and never link it.
+if(HEAPGATE_LINK_JEMALLOC AND NOT TARGET heapgate::jemalloc)
+  pkg_check_modules(HEAPGATE_JEMALLOC QUIET IMPORTED_TARGET GLOBAL jemalloc)
+  if(NOT HEAPGATE_JEMALLOC_FOUND)
+    message(FATAL_ERROR "heapgate: jemalloc not found through pkg-config; fix: apt-get install libjemalloc-dev "
+      "(or run scripts/setup.sh), or configure with -DHEAPGATE_LINK_JEMALLOC=OFF and preload your own")
+  endif()
+  add_library(heapgate::jemalloc ALIAS PkgConfig::HEAPGATE_JEMALLOC)
+endif()
+
+# heapgate_link_jemalloc_interface(<target>): consumers of <target> link
+# jemalloc. --no-as-needed keeps it although nothing references it by name
+# (Debian links with --as-needed, which would drop it and leave glibc's malloc).
+function(heapgate_link_jemalloc_interface target)
+  if(HEAPGATE_LINK_JEMALLOC)
+    target_link_libraries(${target} INTERFACE -Wl,--no-as-needed heapgate::jemalloc -Wl,--as-needed)
+  endif()
+endfunction()

@@ -15,8 +15,8 @@ target_link_libraries(sample_bench PRIVATE heapgate::benchmark_main heapgate_war
 target_compile_options(sample_bench PRIVATE -g -fno-omit-frame-pointer)
 
 # The same suite without jemalloc: heapgate must say `unavailable`, not measure zeros.
-add_executable(sample_bench_nojemalloc benchmark/sample_bench.cpp)
-target_link_libraries(sample_bench_nojemalloc PRIVATE heapgate::benchmark_main heapgate_warnings)
+add_executable(sample_bench_nojemalloc benchmark/sample_bench.cpp ${PROJECT_SOURCE_DIR}/lib/benchmark/src/benchmark_main.cpp)
+target_link_libraries(sample_bench_nojemalloc PRIVATE heapgate::benchmark heapgate_warnings)
 
 set(_heapgate_bench_cli "")
 if(TARGET heapgate_cli)

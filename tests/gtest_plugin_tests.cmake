@@ -11,8 +11,10 @@ target_link_libraries(sample_suite PRIVATE heapgate::gtest_main heapgate_warning
 target_compile_options(sample_suite PRIVATE -g -fno-omit-frame-pointer)
 
 # The same suite without jemalloc: heapgate must say `unavailable`, not measure zeros.
-add_executable(sample_suite_nojemalloc e2e/sample_suite.cpp)
-target_link_libraries(sample_suite_nojemalloc PRIVATE heapgate::gtest_main heapgate_warnings)
+# The drop-in main without the jemalloc heapgate::gtest_main brings: a suite
+# that cannot measure (or that `heapgate run` must LD_PRELOAD).
+add_executable(sample_suite_nojemalloc e2e/sample_suite.cpp ${PROJECT_SOURCE_DIR}/gtest_plugin/src/gtest_main.cpp)
+target_link_libraries(sample_suite_nojemalloc PRIVATE heapgate::gtest heapgate_warnings)
 
 heapgate_add_test(gtest_plugin_test JEMALLOC SOURCES e2e/gtest_plugin_test.cpp LABELS e2e gtest_plugin)
 add_dependencies(gtest_plugin_test sample_suite sample_suite_nojemalloc)

@@ -95,6 +95,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       unavailable_reason_ = "heapgate is switched off (--heapgate_mode=off)";
     }
     gtest_overhead_ = measure_gtest_overhead(effective_mode_);
+    if (cannot_measure()) std::fprintf(stderr, "heapgate: nothing is measured: %s\n", unavailable_reason_.c_str());
     // A setup error stops the run before any test: a gate that cannot read its
     // suppressions or baseline must not pass or fail tests for the wrong reason.
     if (!options_.suppressions_path.empty()) {
@@ -201,6 +202,8 @@ class Listener : public ::testing::EmptyTestEventListener {
 
   void OnTestProgramEnd(const ::testing::UnitTest&) override {
     if (death_test_child_) return;
+    // Said again last, where a reader of the log looks for the verdict.
+    if (cannot_measure()) std::fprintf(stderr, "heapgate: nothing was measured: %s\n", unavailable_reason_.c_str());
     if (writer_ && !child_ && !baseline_path_.empty() && baseline_.exists && whole_suite_ran()) {
       // Baseline entries of tests that no longer exist: reported, not failed,
       // so a removed test is noticed and its entry can be dropped on review.
@@ -235,6 +238,11 @@ class Listener : public ::testing::EmptyTestEventListener {
   }
 
  private:
+  // Measuring was asked for but is impossible (no jemalloc, no profiling).
+  bool cannot_measure() const {
+    return options_.mode != Mode::off && effective_mode_ == Mode::off && !child_ && !death_test_child_;
+  }
+
   // Only an unfiltered, unsharded run can tell that a test is missing.
   static bool whole_suite_ran() {
 #ifdef GTEST_FLAG_GET

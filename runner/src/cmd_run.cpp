@@ -44,6 +44,7 @@ struct RunOptions {
   std::string report = "heapgate-report";
   int jobs = 1;
   bool strict = false;
+  bool allow_unmeasured = false;
   int timeout_seconds = 3600;
   std::string ctest_dir;
   std::string progress = "auto";
@@ -426,7 +427,7 @@ int run_all(const RunOptions& options) {
   std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(), options.report.c_str());
   std::fflush(stdout);
   if (crashed) return kExitBadInput;
-  return gate_exit_code(reports);
+  return gate_exit_code(reports, options.allow_unmeasured);
 }
 
 }  // namespace
@@ -445,7 +446,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("--report", options->report, "Directory for <binary>.json, .junit.xml and .md; shard logs in shards/")
       ->capture_default_str();
   run->add_option("-j,--jobs", options->jobs, "Processes per binary (GoogleTest sharding)")->capture_default_str();
-  run->add_flag("--strict", options->strict, "Profiling unavailable fails the gate (exit 3) instead of passing");
+  run->add_flag("--strict", options->strict, "A test that cannot be measured fails in the test binary too");
+  run->add_flag("--allow-unmeasured", options->allow_unmeasured,
+                "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
   run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();
   run->add_option("--ctest-dir", options->ctest_dir,
                   "Run every heapgate-enabled binary of this CMake build directory's tests, once each");

@@ -76,7 +76,9 @@ void rejudge(Report& report, const Baseline& baseline) {
   judge_run(report, baseline, policy, /*whole_run=*/false);
 }
 
-int gate_exit_code(const std::vector<Report>& reports) { return static_cast<int>(gate_exit(reports)); }
+int gate_exit_code(const std::vector<Report>& reports, bool allow_unmeasured) {
+  return static_cast<int>(gate_exit(reports, allow_unmeasured));
+}
 
 void print_summary(std::FILE* out, const std::vector<Report>& reports) {
   std::size_t width = 6;

@@ -28,7 +28,7 @@ Result<std::vector<Report>> read_reports(const std::string& dir);
 void rejudge(Report& report, const Baseline& baseline);
 
 /// The gate's exit code over reports: gate_exit() of heapgate/gate.h.
-int gate_exit_code(const std::vector<Report>& reports);
+int gate_exit_code(const std::vector<Report>& reports, bool allow_unmeasured = false);
 
 /// Prints one line per report (binary: tests and the count per verdict), then
 /// each test that did not pass with the first line of its explanation.

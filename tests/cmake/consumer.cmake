@@ -60,7 +60,8 @@ function(heapgate_check_vendored_googletest source_dir)
 endfunction()
 
 # heapgate_gtest_consumer_executable(<gtest target>): builds gtest_consumer.cpp
-# with heapgate::gtest_main and jemalloc, and its test: run it with a report
+# with heapgate::gtest_main alone (which brings jemalloc: the README's path),
+# and its test: run it directly with a report
 # and check the report and that the link holds exactly one GoogleTest, the
 # library of <gtest target> (the project's own: vendored or found).
 function(heapgate_gtest_consumer_executable gtest_target)
@@ -68,7 +69,6 @@ function(heapgate_gtest_consumer_executable gtest_target)
   add_executable(gtest_consumer ${dir}/gtest_consumer.cpp)
   target_compile_options(gtest_consumer PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Werror)
   target_link_libraries(gtest_consumer PRIVATE heapgate::gtest_main)
-  heapgate_link_jemalloc(gtest_consumer)
   # GNU ld's map: every input file of the link (gtest_consumer_check.cmake).
   set(map "${CMAKE_CURRENT_BINARY_DIR}/gtest_consumer.map")
   target_link_options(gtest_consumer PRIVATE "LINKER:-Map=${map}")
@@ -99,11 +99,12 @@ function(_heapgate_consumer_targets dir out)
 endfunction()
 
 # heapgate_check_embedded(<heapgate source dir>): heapgate as a subproject adds
-# no tests, benchmarks, examples or install rules by default, and defines only
+# no tests, benchmarks, examples, CLI, HTTP endpoints or install rules by default, and defines only
 # targets named heapgate_* (plus the heapgate::* aliases), so it cannot collide
 # with a parent's `core`, `warnings`, `gtest`...
 function(heapgate_check_embedded source_dir)
-  foreach(option HEAPGATE_BUILD_TESTS HEAPGATE_BUILD_BENCHMARK HEAPGATE_BUILD_EXAMPLES HEAPGATE_INSTALL)
+  foreach(option HEAPGATE_BUILD_TESTS HEAPGATE_BUILD_BENCHMARK HEAPGATE_BUILD_EXAMPLES HEAPGATE_INSTALL
+                 HEAPGATE_BUILD_RUNNER HEAPGATE_BUILD_HTTP)
     if(NOT DEFINED ${option})
       message(FATAL_ERROR "consumer: heapgate option ${option} is not defined")
     elseif(${option})

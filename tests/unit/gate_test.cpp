@@ -154,9 +154,10 @@ TEST(GateExit, IncompleteReportFailsUnavailableStrictIsThree) {
   t.name = "S.t";
   t.verdict = Verdict::unavailable;
   unmeasured.tests.push_back(t);
-  EXPECT_EQ(gate_exit({unmeasured}), GateExit::ok);
-  unmeasured.run.strict = true;
   EXPECT_EQ(gate_exit({unmeasured}), GateExit::unavailable);
+  EXPECT_EQ(gate_exit({unmeasured}, /*allow_unmeasured=*/true), GateExit::ok);
+  unmeasured.run.strict = true;
+  EXPECT_EQ(gate_exit({unmeasured}, /*allow_unmeasured=*/true), GateExit::unavailable);
   EXPECT_EQ(count_verdicts(unmeasured).failures, 1u);
 }
 

@@ -348,13 +348,13 @@ bool fails_run(const TestRecord& record, bool strict) noexcept {
   return record.gtest_failed || is_failure(record.verdict, strict);
 }
 
-GateExit gate_exit(const std::vector<Report>& reports) {
+GateExit gate_exit(const std::vector<Report>& reports, bool allow_unmeasured) {
   bool unavailable = false;
   for (const Report& report : reports) {
     if (!report.run.complete) return GateExit::failed;
     for (const TestRecord& record : report.tests) {
       if (fails_run(record, /*strict=*/false)) return GateExit::failed;
-      if (record.verdict == Verdict::unavailable && report.run.strict) unavailable = true;
+      if (record.verdict == Verdict::unavailable && (report.run.strict || !allow_unmeasured)) unavailable = true;
     }
   }
   return unavailable ? GateExit::unavailable : GateExit::ok;

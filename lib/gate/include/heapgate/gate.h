@@ -217,8 +217,9 @@ enum class GateExit {
 };
 
 /// The exit code of a run over its reports: `failed` when any record fails
-/// the run (fails_run) or a report is incomplete; else `unavailable` when a
-/// strict run measured nothing for some test; else `ok`.
-GateExit gate_exit(const std::vector<Report>& reports);
+/// the run (fails_run) or a report is incomplete; else `unavailable` when some
+/// test was not measured (a gate that measured nothing must not pass
+/// silently) unless `allow_unmeasured` and the run is not strict; else `ok`.
+GateExit gate_exit(const std::vector<Report>& reports, bool allow_unmeasured = false);
 
 }  // namespace heapgate
