@@ -14,12 +14,6 @@
 #include "heapgate/sys.h"
 
 namespace heapgate::gtest {
-namespace {
-
-constexpr const char* kReexecMarker = "HEAPGATE_REEXECUTED";
-
-}  // namespace
-
 Options init(int* argc, char** argv) {
   std::vector<std::string> original(argv, argv + *argc);
   auto options = parse_options(argc, argv);
@@ -27,12 +21,7 @@ Options init(int* argc, char** argv) {
     std::fprintf(stderr, "heapgate: %s\n", options.error().message().c_str());
     std::exit(2);
   }
-  if (detail::fixable_by_restart(options->mode) && std::getenv(kReexecMarker) == nullptr) {
-    const char* conf = options->mode == Mode::exact ? kExactMallocConf : kSampledMallocConf;
-    auto restarted = sys::restart_with_malloc_conf(original, conf, kReexecMarker);
-    // Still here: carry on; the listener reports the mode as unavailable.
-    std::fprintf(stderr, "heapgate: %s\n", restarted.error().message().c_str());
-  }
+  detail::restart_once_for(options->mode, original);
   return *options;
 }
 

@@ -59,10 +59,9 @@ Options init(int* argc, char** argv) {
     std::exit(2);
   }
   const bool needs_profiling = options->mode == Mode::exact || !options->profiles_dir.empty();
-  if (needs_profiling && detail::fixable_by_restart(Mode::exact) && std::getenv(kReexecMarker) == nullptr) {
-    auto restarted = sys::restart_with_malloc_conf(original, kExactMallocConf, kReexecMarker);
-    // Still here: carry on; register_memory_manager() says what is missing.
-    std::fprintf(stderr, "heapgate: %s\n", restarted.error().message().c_str());
+  if (needs_profiling) {
+    // If that fails, register_memory_manager() says what is missing.
+    detail::restart_once_for(Mode::exact, original);
   }
   ::unsetenv(kReexecMarker);
   if (auto registered = register_memory_manager(*options); !registered) {

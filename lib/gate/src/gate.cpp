@@ -99,12 +99,12 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   return c;
 }
 
-std::string explain_leak(const Metrics& metrics, const std::string& where) {
+std::string explain_leak(const Metrics& metrics, std::string_view where) {
   if (!any_live(metrics)) return {};
-  if (metrics.live_allocations == 0) return "leaked " + std::to_string(metrics.live_bytes) + " bytes still live " + where;
+  if (metrics.live_allocations == 0) return "leaked " + std::to_string(metrics.live_bytes) + " bytes still live " + std::string(where);
   return "leaked " + std::to_string(metrics.live_allocations) +
          (metrics.live_allocations == 1 ? " allocation (" : " allocations (") + std::to_string(metrics.live_bytes) +
-         " bytes) still live " + where;
+         " bytes) still live " + std::string(where);
 }
 
 std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics) {

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
+#include <cstdio>
 #include "heapgate/flags.h"
+#include "heapgate/malloc_conf.h"
+#include "heapgate/sys.h"
 
 #include <cstdlib>
 
@@ -89,6 +92,15 @@ bool fixable_by_restart(Mode mode) {
   if (mode != Mode::exact && mode != Mode::sampled) return false;
   if (!s.jemalloc_active || !s.config_prof || s.profiling_started_externally) return false;
   return !s.check(mode);
+}
+
+void restart_once_for(Mode mode, const std::vector<std::string>& argv) {
+  static constexpr const char* kReexecMarker = "HEAPGATE_REEXECUTED";
+  if (!fixable_by_restart(mode) || std::getenv(kReexecMarker) != nullptr) return;
+  const char* conf = mode == Mode::exact ? kExactMallocConf : kSampledMallocConf;
+  auto restarted = sys::restart_with_malloc_conf(argv, conf, kReexecMarker);
+  // Still here: carry on; the face reports the mode as unavailable.
+  std::fprintf(stderr, "heapgate: %s\n", restarted.error().message().c_str());
 }
 
 }  // namespace heapgate::detail

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "heapgate/allocator.h"
@@ -130,7 +131,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
 
 /// "leaked 3 allocations (96 bytes) still live at the end of the test", or ""
 /// when nothing is live. `where` replaces "at the end of the test".
-std::string explain_leak(const Metrics& metrics, const std::string& where = "at the end of the test");
+std::string explain_leak(const Metrics& metrics, std::string_view where = "at the end of the test");
 
 /// "allocations 180 over the budget of 150 (+30)", or "" when within it.
 std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics);

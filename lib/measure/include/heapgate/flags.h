@@ -43,4 +43,11 @@ Result<std::uint64_t> parse_flag_count(const std::string& where, std::string_vie
 /// jemalloc was started: restarting with its MALLOC_CONF would fix it.
 bool fixable_by_restart(Mode mode);
 
+/// When `mode` needs jemalloc settings this process did not start with
+/// (fixable_by_restart), re-executes `argv` once with MALLOC_CONF extended for
+/// it (jemalloc reads its settings only at start-up); returns only if that is
+/// not needed or failed, after saying why on stderr. A marker in the
+/// environment makes sure it happens at most once.
+void restart_once_for(Mode mode, const std::vector<std::string>& argv);
+
 }  // namespace heapgate::detail
