@@ -2,7 +2,7 @@
 # Core: errors, allocator detection, ProfileScope in every allocator setup.
 heapgate_add_test(error_test GATED SOURCES unit/error_test.cpp)
 
-# The same scope tests under each allocator configuration (style.md fact 4).
+# The same scope tests under each allocator configuration (docs/platform-facts.md §4).
 heapgate_add_test(scope_counters_test JEMALLOC
   SOURCES integration/scope_test.cpp
   DEFINITIONS HEAPGATE_TEST_MODES=counters)

@@ -18,7 +18,7 @@
 
 #include "heapgate/http.h"
 
-// Profiling must be enabled when jemalloc starts (style.md fact 6); it stays
+// Profiling must be enabled when jemalloc starts (docs/platform-facts.md §5); it stays
 // inactive until /start. Every allocation is sampled, so small runs show up.
 extern "C" {
 const char* malloc_conf = "prof:true,prof_active:false,lg_prof_sample:0";

@@ -300,7 +300,7 @@ class Listener : public ::testing::EmptyTestEventListener {
 
   void finish_record(TestRecord record) {
     if (!child_) run_.tests.push_back(record);
-    // Metrics become <testcase> attributes in gtest's own XML (style.md fact 1).
+    // Metrics become <testcase> attributes in gtest's own XML (docs/platform-facts.md §1).
     if (record.verdict != Verdict::unavailable) {
       for (std::size_t i = 0; i < kMetricCount; ++i) {
         auto metric = static_cast<MetricName>(i);

@@ -9,7 +9,7 @@
 
 namespace heapgate::runner {
 
-/// Exit codes of every verb (design.md §6).
+/// Exit codes of every verb (runner/README.md).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitGateFailed = 1;
 inline constexpr int kExitBadInput = 2;

@@ -91,7 +91,7 @@ TEST(ProfileParser, UnsamplesASampledProfileAsJeprofDoes) {
   EXPECT_TRUE(p.sampled());
   ASSERT_EQ(p.stacks.size(), 3u);
 
-  // 185 samples of 1 KiB: jeprof printed 97,088,030 B for this pair (mesos-api.md §3.2).
+  // 185 samples of 1 KiB: jeprof printed 97,088,030 B for this pair (docs/platform-facts.md §7).
   const Counts& c = p.stacks[0].counts;
   ScaledCounts s = unsample(c, p.sample_period);
   const double live_scale = jeprof_scale(185, 189440, 524288);

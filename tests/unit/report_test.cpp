@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 //
-// Approved files: the JSON, JUnit and Markdown renderings of a fixed Report
-// are compared with tests/approved/report.{json,junit.xml,md}. After an
-// intended change, rewrite them and review the diff:
+// Approved files: the JSON, JUnit, Markdown and HTML renderings of a fixed
+// Report are compared with tests/approved/report.{json,junit.xml,md,html}, and
+// the differential flame graph of its stacks with tests/approved/flamegraph.svg.
+// After an intended change, rewrite them and review the diff:
 //
 //   HEAPGATE_APPROVE=1 ctest --test-dir build -R ReportApproval
 //
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "heapgate/flamegraph.h"
 #include "heapgate/report.h"
 #include "heapgate/sys.h"
 #include "heapgate/report_files.h"
@@ -418,6 +420,26 @@ TEST(ReportApproval, JsonJunitAndMarkdownMatchApprovedFiles) {
   expect_approved("report.json", to_json(r));
   expect_approved("report.junit.xml", to_junit_xml(r));
   expect_approved("report.md", to_markdown(r));
+}
+
+TEST(ReportApproval, HtmlMatchesApprovedFile) { expect_approved("report.html", to_html(sample_report())); }
+
+// The stacks of every test in the sample, as one differential graph of the
+// allocated bytes they changed: the picture the HTML page draws per test, as
+// a standalone .svg (XML declaration, zoom script).
+TEST(ReportApproval, DifferentialFlameGraphMatchesApprovedFile) {
+  std::vector<FlameStack> stacks;
+  for (const TestRecord& t : sample_report().tests) {
+    for (const StackSummary& s : t.stacks) {
+      stacks.push_back(FlameStack{{s.frames.rbegin(), s.frames.rend()}, s.delta_accum_bytes});
+    }
+  }
+  ASSERT_EQ(stacks.size(), 3u) << "the sample report's stacks changed; the graph would lose its subject";
+  FlamegraphOptions options;
+  options.title = "parser_test";
+  options.subtitle = "allocated bytes by call stack";
+  options.differential = true;
+  expect_approved("flamegraph.svg", render_flamegraph_svg(stacks, options));
 }
 
 TEST(ReportFiles, WritesThreeFilesAndReadsBackTheDirectory) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// Driver for jemalloc's jeprof perl script (mesos-api.md §3.3, §3.4).
+// Driver for jemalloc's jeprof perl script (docs/platform-facts.md §8).
 #include "heapgate/jeprof.h"
 
 #include <charconv>

@@ -3,7 +3,7 @@
 // heapgate::benchmark_main: Google Benchmark's main() with heapgate's
 // MemoryManager registered and its --heapgate_* flags read. main() lives in
 // this translation unit on purpose: a static library's object that nothing
-// references is dropped by the linker (style.md fact 2).
+// references is dropped by the linker (docs/platform-facts.md §2).
 #include <benchmark/benchmark.h>
 
 #include "heapgate/benchmark.h"

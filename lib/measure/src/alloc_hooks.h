@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // Exact allocation counting over all threads through jemalloc's
-// experimental.hooks (design.md §3, mode `counters`).
+// experimental.hooks (docs/design.md §3, mode `counters`).
 #pragma once
 
 #include <cstdint>

@@ -111,7 +111,7 @@ AllocatorStatus detect() {
     s.why_not_exact = "jemalloc profiling runs without prof_accum:true, so allocation counts are not recorded";
   }
   if (s.why_not_exact.empty() && !prof_unbias_disabled(s)) {
-    // jemalloc >= 5.3 writes pre-distorted counts unless prof_unbias:false (mesos-api.md 3.2).
+    // jemalloc >= 5.3 writes distorted counts unless prof_unbias:false (docs/platform-facts.md §7).
     s.why_not_exact = "jemalloc profiling runs without prof_unbias:false, so dumped counts are not exact";
   }
   return s;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// jemalloc heap_v2 parser and writer (grammar: mesos-api.md §3.1).
+// jemalloc heap_v2 parser and writer (grammar: docs/platform-facts.md §6).
 #include "heapgate/profile.h"
 
 #include <algorithm>

@@ -51,7 +51,7 @@ Result<HttpOptions> http_options_from_environment();
 ///   `5mins`; a bare number means seconds), `/stop`, `/state`, `/statistics`,
 ///   `/download/raw`, `/download/text` (jeprof --text), `/download/graph`
 ///   (jeprof --svg), each download with an optional run `id`. Same status
-///   codes, JSON fields and error texts as Mesos (docs/design.md §8). One run at
+///   codes, JSON fields and error texts as Mesos (docs/mesos-protocol.md). One run at
 ///   a time; a run ends by itself when its duration elapses; only the latest
 ///   finished run is served.
 /// - heapgate's own extensions, under `/heapgate/`:

@@ -139,7 +139,7 @@ struct ParsePosition {
 /// Never crashes or aborts on malformed input: errors name `source:line`, what
 /// was found and what was expected. Accepts a missing MAPPED_LIBRARIES section.
 ///
-/// Strict about what jemalloc writes (mesos-api.md §3.1): every line ends in
+/// Strict about what jemalloc writes (docs/platform-facts.md §6): every line ends in
 /// "\n"; counts are unsigned 64-bit decimals (overflow is an error, never
 /// wrapped); the period is >= 1; every `@` record has 1..kMaxProfileFrames
 /// frames and is followed by its `t*:` line; maps lines must parse as
