@@ -4,7 +4,7 @@
 // says, what a run writes back to its baseline, and the exit code of a run.
 // The GoogleTest listener, the benchmark gate and `heapgate run/compare/accept`
 // turn what they saw into an Observation and ask judge(); none decides alone.
-// docs/design.md §6 states the rules and why.
+// docs/design.md §6a states the rules and why.
 #pragma once
 
 #include <array>
