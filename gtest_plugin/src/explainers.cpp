@@ -44,55 +44,107 @@ std::vector<StackSummary> summarize_profile(const std::string& profile_path, Sym
 }
 
 Result<Explanation> RerunExplainer::explain(const std::string& test) {
+  Explanation e;
   if (!own_profile_.empty()) {
-    Explanation e;
     e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2);
     e.source = "this run";
     return e;
   }
-  return rerun(test, /*iteration=*/1);
+  auto child = run_child(test, Mode::exact, 1, "--heapgate_internal_child=1");
+  if (!child) return fail(child.error());
+  e.metrics = child->metrics;
+  e.stacks = std::move(child->stacks);
+  e.profiles = std::move(child->profiles);
+  e.source = "exact re-run";
+  return e;
 }
 
-Result<Explanation> RerunExplainer::repeat(const std::string& test) { return rerun(test, /*iteration=*/2); }
+Result<LiveGrowth> RerunExplainer::growth(const std::string& test, int repetitions) {
+  // Counters only: cheap enough to ask for every test that ends with live blocks.
+  auto child = run_child(test, Mode::counters, repetitions, "--heapgate_internal_growth=" + std::to_string(repetitions));
+  if (!child) return fail(child.error());
+  if (child->growth.live_allocations.size() != static_cast<std::size_t>(repetitions)) {
+    return fail(make_error(ErrorCode::unavailable, "repeated run of " + test,
+                           "the child measured " + std::to_string(child->growth.live_allocations.size()) + " of " +
+                               std::to_string(repetitions) + " runs",
+                           ""));
+  }
+  return std::move(child->growth);
+}
 
-Result<Explanation> RerunExplainer::rerun(const std::string& test, int iteration) {
+Result<Explanation> RerunExplainer::growing(const std::string& test, int repetitions) {
+  // Two exact children, one run and K runs in one scope each: their
+  // difference is what the further runs left live, by call site.
+  auto once = run_child(test, Mode::exact, 1, "--heapgate_internal_growth=1");
+  if (!once) return fail(once.error());
+  Explanation e;
+  e.source = "exact re-runs";
+  if (repetitions <= 1) {
+    e.stacks = std::move(once->stacks);
+    e.profiles = std::move(once->profiles);
+    return e;
+  }
+  auto many = run_child(test, Mode::exact, repetitions, "--heapgate_internal_growth=" + std::to_string(repetitions));
+  if (!many) return fail(many.error());
+  if (once->profiles.empty() || many->profiles.empty()) {
+    return fail(make_error(ErrorCode::unavailable, "exact re-runs of " + test, "the children wrote no heap profile", ""));
+  }
+  auto first = read_profile(once->profiles.front());
+  if (!first) return fail(first.error());
+  auto last = read_profile(many->profiles.front());
+  if (!last) return fail(last.error());
+  ProfileDiff diff =
+      diff_profiles(normalize_profile(*first, symbolizer_), normalize_profile(*last, symbolizer_));
+  const double further_runs = static_cast<double>(repetitions - 1);
+  for (const StackDelta& d : diff.entries) {
+    if (d.delta.live_objects <= 0 && d.delta.live_bytes <= 0) continue;
+    StackSummary s;
+    for (const auto& f : d.frames) s.frames.push_back(f.str());
+    // Per further run: for a plain leak, what one run of the test leaves.
+    s.delta_live_objects = d.delta.live_objects / further_runs;
+    s.delta_live_bytes = d.delta.live_bytes / further_runs;
+    s.delta_accum_objects = d.delta.accum_objects / further_runs;
+    s.delta_accum_bytes = d.delta.accum_bytes / further_runs;
+    e.stacks.push_back(std::move(s));
+  }
+  e.profiles = {many->profiles.front()};
+  e.source = "exact re-runs: growth per run";
+  return e;
+}
+
+Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode, int repeat,
+                                             const std::string& child_flag) {
   auto problem = [](std::string what) {
-    return fail(make_error(ErrorCode::unavailable, "exact re-run", std::move(what), ""));
+    return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
   if (binary_path_.empty()) return problem("cannot find this executable's path");
   auto dir = sys::make_private_dir("heapgate-rerun.");
   if (!dir) return fail(dir.error());
   sys::ProcessOptions process;
-  process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
+  if (mode == Mode::exact) process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
   process.unset_env = {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE", "HEAPGATE_REPORT",
                        "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES", "GTEST_OUTPUT"};
   process.timeout = std::chrono::minutes(10);
   std::vector<std::string> argv = {binary_path_,
                                    "--gtest_filter=" + test,
-                                   "--gtest_repeat=" + std::to_string(iteration),
+                                   "--gtest_repeat=" + std::to_string(repeat),
                                    "--gtest_also_run_disabled_tests",
-                                   "--heapgate_mode=exact",
+                                   "--heapgate_mode=" + std::string(to_string(mode)),
                                    "--heapgate_report=" + *dir,
-                                   "--heapgate_internal_child=" + std::to_string(iteration),
+                                   child_flag,
                                    "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());
   const std::string binary_name = binary_path_.substr(binary_path_.rfind('/') + 1);
   auto report = read_report(*dir + "/" + binary_name + ".json");
   if (!report) {
-    return problem("the exact re-run wrote no report (exit " + std::to_string(ran->exit_code) +
-                   "): " + ran->stderr_text.substr(0, 500));
+    return problem("the " + std::string(to_string(mode)) + " re-run wrote no report (exit " +
+                   std::to_string(ran->exit_code) + "): " + ran->stderr_text.substr(0, 500));
   }
   for (auto& t : report->tests) {
-    if (t.name != test) continue;
-    Explanation e;
-    e.metrics = t.metrics;
-    e.stacks = std::move(t.stacks);
-    e.profiles = std::move(t.profiles);
-    e.source = "exact re-run";
-    return e;
+    if (t.name == test) return std::move(t);
   }
-  return problem("the exact re-run did not run " + test);
+  return problem("the re-run did not run " + test);
 }
 
 }  // namespace heapgate::gtest

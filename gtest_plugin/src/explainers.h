@@ -32,10 +32,13 @@ class RerunExplainer : public Explainer {
   void set_own_profile(std::string path) { own_profile_ = std::move(path); }
 
   Result<Explanation> explain(const std::string& test) override;
-  Result<Explanation> repeat(const std::string& test) override;
+  Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
+  Result<Explanation> growing(const std::string& test, int repetitions) override;
 
  private:
-  Result<Explanation> rerun(const std::string& test, int iteration);
+  // Runs the child and returns its record of `test`. `child_flag` is
+  // --heapgate_internal_child=N or --heapgate_internal_growth=N.
+  Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
 
   const Options& options_;
   std::string binary_path_;

@@ -78,7 +78,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   explicit Listener(Options options) : options_(std::move(options)) {}
 
   void OnTestProgramStart(const ::testing::UnitTest&) override {
-    child_ = options_.child_iteration > 0;
+    child_ = options_.child_iteration > 0 || options_.growth_child > 0;
     // A death test's child process runs this binary's tests too; it must
     // neither write reports nor touch baselines.
     death_test_child_ = !death_test_flag().empty();
@@ -132,6 +132,8 @@ class Listener : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& info) override {
     g_requests = TestRequests{};
     if (effective_mode_ == Mode::off || !recording()) return;
+    // A growth child keeps one scope open across every run of the test.
+    if (options_.growth_child > 0 && iteration_ > 0) return;
     // The name is built before the scope opens, so its allocation is not the test's.
     scope_.emplace(full_name(info), ScopeOptions{effective_mode_});
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
@@ -141,6 +143,14 @@ class Listener : public ::testing::EmptyTestEventListener {
   void OnTestEnd(const ::testing::TestInfo& info) override {
     std::optional<Result<ScopeResult>> measured;
     std::uint64_t fixture_bytes = 0;
+    if (options_.growth_child > 0 && scope_) {
+      // What all runs so far left live; heapgate's own bookkeeping stays out.
+      detail::HookSuppressor suppress;
+      const ProfileScope::Live live = scope_->live();
+      growth_.live_allocations.push_back(live.allocations);
+      growth_.live_bytes.push_back(live.bytes);
+      if (iteration_ + 1 < options_.growth_child) return;
+    }
     if (scope_) {
       measured.emplace(scope_->finish());
       scope_.reset();
@@ -186,6 +196,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     }
     record.estimated = scope.estimated;
     if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
+    record.growth = std::move(growth_);
 
     if (child_) {
       // A re-run child only collects the stacks its parent will show.
@@ -255,6 +266,7 @@ class Listener : public ::testing::EmptyTestEventListener {
 
   // The parent records gtest's first iteration; a re-run child the one it was asked for.
   bool recording() const {
+    if (options_.growth_child > 0) return iteration_ < options_.growth_child;
     if (options_.child_iteration > 0) return iteration_ + 1 == options_.child_iteration;
     return iteration_ == 0;
   }
@@ -288,7 +300,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     RerunExplainer explainer(options_, binary_path_, symbolizer());
     if (!record.profiles.empty()) explainer.set_own_profile(record.profiles.front());
     const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
-                                          ExplainOptions{options_.top_stacks, options_.explain});
+                                          ExplainOptions{options_.top_stacks, options_.explain, options_.leak_repetitions});
     if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
   }
 
@@ -331,6 +343,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   std::optional<ProfileScope> scope_;
   std::optional<Symbolizer> symbolizer_;
   int iteration_ = 0;
+  LiveGrowth growth_;  // a growth child's live blocks after each run
   Metrics gtest_overhead_;
 };
 

@@ -51,6 +51,20 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.top_stacks = static_cast<std::size_t>(*n);
          return {};
        }},
+      {"leak_repetitions", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto n = detail::parse_flag_count(where, v);
+         if (!n || *n == 0 || *n > 20) return fail(bad_flag_value(where, v, "a number of runs from 1 to 20"));
+         o.leak_repetitions = static_cast<int>(*n);
+         return {};
+       }},
+      {"internal_growth", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto n = detail::parse_flag_count(where, v);
+         if (!n || *n == 0 || *n > 100) return fail(bad_flag_value(where, v, "a number of runs from 1 to 100"));
+         o.growth_child = static_cast<int>(*n);
+         return {};
+       }},
       {"internal_child", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);

@@ -45,6 +45,7 @@ struct RunOptions {
   int jobs = 1;
   bool strict = false;
   bool allow_unmeasured = false;
+  std::string suppressions;
   int timeout_seconds = 3600;
   std::string ctest_dir;
   std::string progress = "auto";
@@ -253,6 +254,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       std::vector<std::string> argv{job.path, "--heapgate_mode=" + options.mode,
                                     "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir};
       if (options.strict) argv.push_back("--heapgate_strict");
+      if (!options.suppressions.empty()) argv.push_back("--heapgate_suppressions=" + options.suppressions);
       argv.insert(argv.end(), job.args.begin(), job.args.end());
       sys::ProcessOptions process;
       process.extra_env = job.env;
@@ -286,6 +288,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
   watcher.join();
 
   std::vector<Report> reports;
+  bool setup_failed = false;
   for (int i = 0; i < shards; ++i) {
     const std::string stem = stem_of(job, i, shards);
     auto& outcome = *outcomes[static_cast<std::size_t>(i)];
@@ -294,6 +297,18 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     // The stderr of the shard goes beside its stdout, for the reader of the log.
     std::ofstream(shards_dir + "/" + stem + ".log", std::ios::app) << result.stderr_text;
     const std::string where = shards > 1 ? " (shard " + std::to_string(i) + " of " + std::to_string(shards) + ")" : "";
+    if (result.exit_code == 2 && result.term_signal == 0 && !result.timed_out) {
+      // The plugin's setup errors (a bad flag, suppressions file or baseline)
+      // stop the binary with 2 before any test: say its own words.
+      crashed = true;
+      const std::string& err = result.stderr_text;
+      std::size_t at = err.find("heapgate: ");
+      std::string why = at == std::string::npos ? err.substr(0, err.find('\n')) : err.substr(at, err.find('\n', at) - at);
+      std::fprintf(stderr, "heapgate: %s%s stopped before its tests (exit 2): %s\n", job.path.c_str(), where.c_str(),
+                   why.c_str());
+      setup_failed = true;
+      continue;
+    }
     if (result.timed_out || result.term_signal != 0 || (result.exit_code != 0 && result.exit_code != 1)) {
       crashed = true;
       std::string how = result.timed_out       ? "timed out after " + std::to_string(options.timeout_seconds) + " s"
@@ -310,6 +325,10 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       continue;
     }
     reports.push_back(std::move(*report));
+  }
+  if (reports.empty() && setup_failed) {
+    return fail(make_error(ErrorCode::invalid_argument, job.path, "stopped before running its tests",
+                           "fix the setup error it printed (above), then run again"));
   }
   if (reports.empty()) {
     return fail(make_error(ErrorCode::io_error, job.path, "produced no report",
@@ -447,6 +466,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   run->add_option("-j,--jobs", options->jobs, "Processes per binary (GoogleTest sharding)")->capture_default_str();
   run->add_flag("--strict", options->strict, "A test that cannot be measured fails in the test binary too");
+  run->add_option("--suppressions", options->suppressions, "Leak suppressions file (leak:<pattern> lines) for the tests");
   run->add_flag("--allow-unmeasured", options->allow_unmeasured,
                 "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
   run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();

@@ -122,19 +122,31 @@ TEST_F(GtestPlugin, CountersModeMeasuresEveryTestExactly) {
 }
 
 TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
-  SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.LazyStatic:Sample.Leaks:Sample.AllowedLeak"});
+  SuiteRun run = run_suite("sample_suite", dir_,
+                           {"--gtest_filter=Sample.LazyStatic:Sample.ReplacesGlobal:Sample.Leaks:Sample.AllowedLeak"});
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   const TestRecord* lazy = find(run.report, "Sample.LazyStatic");
   ASSERT_NE(lazy, nullptr);
   EXPECT_EQ(lazy->verdict, Verdict::pass) << lazy->message;
   EXPECT_NE(lazy->message.find("one-time initialization"), std::string::npos) << lazy->message;
+  // A replaced global (a string: two blocks) stays live after every run, but
+  // never more of it: the rule "what a second run leaves" called this a
+  // leak; growth does not.
+  const TestRecord* replaced = find(run.report, "Sample.ReplacesGlobal");
+  ASSERT_NE(replaced, nullptr);
+  EXPECT_EQ(replaced->verdict, Verdict::pass) << replaced->message;
+  EXPECT_EQ(replaced->growth.live_allocations, (std::vector<std::uint64_t>{2, 2, 2})) << replaced->message;
+  EXPECT_NE(replaced->message.find("do not grow when the test repeats"), std::string::npos) << replaced->message;
   const TestRecord* leak = find(run.report, "Sample.Leaks");
   ASSERT_NE(leak, nullptr);
   EXPECT_EQ(leak->verdict, Verdict::leaked);
   EXPECT_EQ(leak->metrics.live_allocations, 3u);
   EXPECT_EQ(leak->metrics.live_bytes, 288u);
   EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks")) << leak->message;
+  EXPECT_EQ(leak->growth.live_allocations, (std::vector<std::uint64_t>{3, 6, 9}));
+  ASSERT_FALSE(leak->stacks.empty());
+  EXPECT_EQ(leak->stacks[0].delta_live_objects, 3.0);  // per run
   // The exact re-run's raw heap profile is kept and named in the report.
   ASSERT_EQ(leak->profiles.size(), 1u);
   EXPECT_TRUE(fs::exists(leak->profiles[0])) << leak->profiles[0];

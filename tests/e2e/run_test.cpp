@@ -145,6 +145,25 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
   EXPECT_TRUE(sys::exists(report_ + "/" + leaks->profiles.front()));
 }
 
+TEST_F(RunGate, SuppressionsPassThroughAndTheirSetupErrorsAreExit2) {
+  // A suppressed leak passes through `heapgate run --suppressions`.
+  const std::string suppressions = dir_ + "/suppressions.txt";
+  ASSERT_TRUE(sys::write_file_atomic(suppressions, "leak:leak_three_blocks\n"));
+  auto suppressed = heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_,
+                                  "--suppressions", suppressions, "--", testing::helper_binary("sample_suite"),
+                                  "--gtest_filter=Sample.Leaks"});
+  EXPECT_EQ(suppressed.exit_code, 0) << suppressed.stdout_text << suppressed.stderr_text;
+  // A typo in it stops the run before any test: exit 2, the file and line named.
+  ASSERT_TRUE(sys::write_file_atomic(suppressions, "leek:leak_three_blocks\n"));
+  for (const std::string& file : {suppressions, dir_ + "/missing.txt"}) {
+    auto bad = heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_,
+                             "--suppressions", file, "--", testing::helper_binary("sample_suite"), kCleanTests});
+    EXPECT_EQ(bad.exit_code, 2) << bad.stdout_text << bad.stderr_text;
+    EXPECT_NE(bad.stderr_text.find("stopped before its tests (exit 2): heapgate: " + file), std::string::npos)
+        << bad.stderr_text;
+  }
+}
+
 TEST_F(RunGate, BinaryWithoutJemallocIsMeasuredThroughLdPreload) {
   auto r = run({}, {}, "sample_suite_nojemalloc");
   EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;

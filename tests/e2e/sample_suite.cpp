@@ -40,6 +40,15 @@ __attribute__((noinline)) const std::string& lazily_built_table() {
   return *table;
 }
 
+// Replaces a process-wide object on every call, like
+// std::locale::global(std::locale("")): the new one stays live, the old one
+// is freed, so what stays live never grows.
+std::string* g_current_setting = nullptr;
+__attribute__((noinline)) void replace_global_setting() {
+  delete g_current_setting;
+  g_current_setting = new std::string(200, 'y');
+}
+
 }  // namespace
 
 TEST(Sample, Clean) { allocate_and_free(10, 64); }
@@ -65,6 +74,8 @@ TEST(Sample, WithinBudget) {
 }
 
 TEST(Sample, LazyStatic) { EXPECT_EQ(lazily_built_table().size(), 1000u); }
+
+TEST(Sample, ReplacesGlobal) { replace_global_setting(); }
 
 TEST(Sample, Threads) {
   std::vector<std::thread> threads;

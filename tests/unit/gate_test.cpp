@@ -77,12 +77,16 @@ std::vector<Case> cases() {
   over.budgets[MetricName::allocations] = 150;
   Observation over_and_leaking = observed(200, 2);
   over_and_leaking.budgets[MetricName::allocations] = 150;
-  over_and_leaking.leak.residue = LeakResidue::recurs;
+  over_and_leaking.leak.residue = LeakResidue::grows;
   Observation one_time = observed(100, 4);
-  one_time.leak.residue = LeakResidue::one_time;
+  one_time.leak.residue = LeakResidue::constant;
   Observation suppressed = observed(100, 4);
-  suppressed.leak.residue = LeakResidue::recurs;
+  suppressed.leak.residue = LeakResidue::grows;
   suppressed.leak.suppressed = true;
+  suppressed.leak.suppressed_allocations = 4;
+  suppressed.leak.suppressed_bytes = 128;
+  suppressed.metrics->live_allocations = 0;
+  suppressed.metrics->live_bytes = 0;
   suppressed.leak.suppressions_source = "supp.txt";
   Observation allowed = observed(100, 4);
   allowed.check_leaks = false;
@@ -244,7 +248,8 @@ TEST(AcceptRun, RecordsMeasuredTestsKeepsHandEditedTolerances) {
 class FakeExplainer : public Explainer {
  public:
   std::optional<Explanation> explain_result;
-  std::optional<Explanation> repeat_result;
+  std::optional<LiveGrowth> growth_result;
+  std::optional<Explanation> growing_result;
   std::vector<std::string> calls;
 
   Result<Explanation> explain(const std::string& test) override {
@@ -252,12 +257,26 @@ class FakeExplainer : public Explainer {
     if (!explain_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
     return *explain_result;
   }
-  Result<Explanation> repeat(const std::string& test) override {
-    calls.push_back("repeat " + test);
-    if (!repeat_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
-    return *repeat_result;
+  Result<LiveGrowth> growth(const std::string& test, int repetitions) override {
+    calls.push_back("growth " + test + " x" + std::to_string(repetitions));
+    if (!growth_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
+    return *growth_result;
+  }
+  Result<Explanation> growing(const std::string& test, int repetitions) override {
+    calls.push_back("growing " + test + " x" + std::to_string(repetitions));
+    if (!growing_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
+    return *growing_result;
   }
 };
+
+LiveGrowth series(std::vector<std::uint64_t> blocks) {
+  LiveGrowth g;
+  for (auto b : blocks) {
+    g.live_allocations.push_back(b);
+    g.live_bytes.push_back(b * 32);
+  }
+  return g;
+}
 
 StackSummary stack(std::vector<std::string> frames, double live, double allocations) {
   StackSummary s;
@@ -306,46 +325,68 @@ TEST(GateTest, RegressionIsExplainedByOneMoreRun) {
   EXPECT_NE(text.find("20 allocations"), std::string::npos) << text;
 }
 
-TEST(GateTest, LiveBlocksThatDoNotRecurAreOneTimeInitialization) {
+TEST(GateTest, LiveBlocksThatStayLevelAreOneTimeSetup) {
+  // std::locale::global(std::locale("")) each run: the new locale replaces the
+  // old one, so as many blocks are live after three runs as after one.
   FakeExplainer explainer;
-  explainer.repeat_result = Explanation{};  // the second run leaves nothing
-  BaselineEntry base = recorded(observed(100, 3));
-  TestRecord r = record_of(observed(100, 3));
-  EXPECT_EQ(gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{}), "");
-  EXPECT_EQ(explainer.calls, std::vector<std::string>{"repeat Suite.Test"});
+  explainer.growth_result = series({225, 225, 225});
+  BaselineEntry base = recorded(observed(100, 225));
+  TestRecord r = record_of(observed(100, 225));
+  EXPECT_EQ(gate_test(r, observed(100, 225), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_EQ(explainer.calls, std::vector<std::string>{"growth Suite.Test x3"});
   EXPECT_EQ(r.verdict, Verdict::pass);
-  EXPECT_NE(r.message.find("one-time initialization"), std::string::npos);
+  EXPECT_EQ(r.growth, series({225, 225, 225}));
+  EXPECT_NE(r.message.find("one-time initialization"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("live after 1, 2, 3 runs: 225, 225, 225 blocks"), std::string::npos) << r.message;
 }
 
-TEST(GateTest, RecurringLeakFailsWithItsOwnStacksAndNoSecondRun) {
+TEST(GateTest, GrowingLiveBlocksAreALeakExplainedByTheGrowingSites) {
   FakeExplainer explainer;
-  Explanation second;
-  second.metrics = metrics(10, 3);
-  second.stacks = {stack({"cache_put()"}, 0, 5), stack({"leak()", "main"}, 3, 3)};
-  second.source = "exact re-run";
-  explainer.repeat_result = second;
-  BaselineEntry base = entry(100);
+  explainer.growth_result = series({3, 6, 9});
+  Explanation sites;
+  sites.stacks = {stack({"cache_put()"}, 0, 5), stack({"leak()", "main"}, 3, 3)};
+  sites.source = "exact re-runs: growth per run";
+  explainer.growing_result = sites;
+  BaselineEntry base = recorded(observed(100, 3));
   TestRecord r = record_of(observed(100, 3));
-  std::string text = gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
-  EXPECT_EQ(explainer.calls, std::vector<std::string>{"repeat Suite.Test"});
+  std::string text =
+      gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{5, true, 3});
+  EXPECT_EQ(explainer.calls, (std::vector<std::string>{"growth Suite.Test x3", "growing Suite.Test x3"}));
   EXPECT_EQ(r.verdict, Verdict::leaked);
   ASSERT_EQ(r.stacks.size(), 1u);  // only stacks with live blocks explain a leak
   EXPECT_EQ(r.stacks[0].frames[0], "leak()");
+  EXPECT_NE(text.find("grow when the test repeats (live after 1, 2, 3 runs: 3, 6, 9 blocks"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("3 blocks, 96 B still live"), std::string::npos) << text;
 }
 
-TEST(GateTest, LeakWhoseEveryStackIsSuppressedPasses) {
+TEST(GateTest, FluctuatingThreadBuffersDoNotGrow) {
+  EXPECT_FALSE(grows(series({1, 0, 1})));
+  EXPECT_FALSE(grows(series({1, 2, 2})));
+  EXPECT_TRUE(grows(series({1, 2, 3})));
+  EXPECT_TRUE(grows(series({2})));
+  EXPECT_FALSE(grows(series({0})));
+  EXPECT_FALSE(grows(LiveGrowth{}));
+  LiveGrowth bytes_only = series({1, 1, 1});
+  bytes_only.live_bytes = {32, 64, 128};  // one buffer that keeps growing
+  EXPECT_TRUE(grows(bytes_only));
+}
+
+TEST(GateTest, SuppressedLeakPassesAndLeavesTheJudgedMetrics) {
   auto suppressions = parse_suppressions("# known\nleak:leak()\n", "supp.txt");
   ASSERT_TRUE(suppressions) << suppressions.error().message();
   FakeExplainer explainer;
-  Explanation second;
-  second.metrics = metrics(10, 3);
-  second.stacks = {stack({"leak()", "main"}, 3, 3)};
-  explainer.repeat_result = second;
-  BaselineEntry base = recorded(observed(100, 3));
-  TestRecord r = record_of(observed(100, 3));
-  EXPECT_EQ(gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, *suppressions, ExplainOptions{}), "");
-  EXPECT_EQ(r.verdict, Verdict::pass);
+  explainer.growth_result = series({10, 20, 30});
+  Explanation sites;
+  sites.stacks = {stack({"leak()", "main"}, 10, 10)};
+  explainer.growing_result = sites;
+  // The baseline was recorded before the leak: 0 live blocks.
+  BaselineEntry base = entry(100);
+  TestRecord r = record_of(observed(100, 10));
+  EXPECT_EQ(gate_test(r, observed(100, 10), &base, GatePolicy{}, explainer, *suppressions, ExplainOptions{}), "");
+  EXPECT_EQ(r.verdict, Verdict::pass) << r.message;
+  EXPECT_EQ(r.metrics.live_allocations, 0u);
+  EXPECT_EQ(r.metrics.live_bytes, 0u);
   EXPECT_NE(r.message.find("suppressed by supp.txt"), std::string::npos) << r.message;
 }
 

@@ -43,6 +43,14 @@ struct Options {
   /// `--heapgate_top_stacks=N` (default 5): stacks shown per failure.
   std::size_t top_stacks = 5;
 
+  /// `--heapgate_leak_repetitions=K` (default 3): a test that ends with live
+  /// blocks is run K times more in one child process; it leaks only if its
+  /// live blocks grow with every run (one-time setup stays level).
+  int leak_repetitions = 3;
+  /// Internal (`--heapgate_internal_growth=K`): this process is a re-run
+  /// child that measures one test across all K gtest iterations in one scope
+  /// and records what is live after each (TestRecord::growth).
+  int growth_child = 0;
   /// Internal (`--heapgate_internal_child=ITERATION`): this process is a re-run
   /// child; it records only gtest iteration ITERATION and never re-runs,
   /// writes baselines or re-executes itself.

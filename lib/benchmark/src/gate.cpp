@@ -397,7 +397,7 @@ void judge(Report& report, const Baseline& baseline, const JudgeOptions& options
     observation.metrics = t.metrics;
     // Region counters are per iteration: what is live at the end of one
     // iteration is left by every iteration, so it recurs by construction.
-    observation.leak.residue = LeakResidue::recurs;
+    observation.leak.residue = LeakResidue::grows;
     observation.leak.where = "per iteration at the end of the measured region";
     apply(judge(observation, entry != baseline.tests.end() ? &entry->second : nullptr, policy), t);
   }

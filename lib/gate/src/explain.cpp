@@ -6,44 +6,83 @@
 #include <optional>
 
 namespace heapgate {
+namespace {
+
+std::uint64_t minus(std::uint64_t a, double b) {
+  const auto whole = static_cast<std::uint64_t>(b > 0 ? b + 0.5 : 0);
+  return a > whole ? a - whole : 0;
+}
+
+void add_profiles(TestRecord& record, const std::vector<std::string>& profiles) {
+  for (const auto& p : profiles) {
+    if (std::find(record.profiles.begin(), record.profiles.end(), p) == record.profiles.end()) {
+      record.profiles.push_back(p);
+    }
+  }
+}
+
+}  // namespace
 
 std::string gate_test(TestRecord& record, Observation observation, const BaselineEntry* baseline,
                       const GatePolicy& policy, Explainer& explainer, const Suppressions& suppressions,
                       const ExplainOptions& options) {
-  std::optional<Explanation> leak_run;
+  std::optional<Explanation> growing;
   std::string no_stacks = options.enabled ? std::string() : "--heapgate_explain=false";
   if (leak_suspected(observation, policy) && options.enabled) {
-    // A leak is what recurs: the second of two runs tells a real leak from a
-    // lazily initialised static, which allocates only once.
-    auto repeated = explainer.repeat(record.name);
-    if (!repeated) {
-      no_stacks = repeated.error().message();
-    } else if (repeated->metrics.live_allocations == 0 && repeated->metrics.live_bytes == 0) {
-      observation.leak.residue = LeakResidue::one_time;
+    // A leak is what grows: one-time setup (a lazily built table, a replaced
+    // global, a background thread's buffers) stays level when the test repeats.
+    auto growth = explainer.growth(record.name, std::max(1, options.leak_repetitions));
+    if (!growth) {
+      no_stacks = growth.error().message();
     } else {
-      observation.leak.residue = LeakResidue::recurs;
-      bool all_suppressed = !suppressions.empty();
-      bool any_live_stack = false;
-      for (const auto& s : repeated->stacks) {
-        if (s.delta_live_objects <= 0) continue;
-        any_live_stack = true;
-        if (suppressions.match(s) == nullptr) all_suppressed = false;
+      observation.leak.growth = *growth;
+      record.growth = *growth;
+      observation.leak.residue = grows(*growth) ? LeakResidue::grows : LeakResidue::constant;
+    }
+    if (observation.leak.residue == LeakResidue::grows) {
+      auto sites = explainer.growing(record.name, std::max(1, options.leak_repetitions));
+      if (!sites) {
+        no_stacks = sites.error().message();
+      } else {
+        bool all_suppressed = !suppressions.empty();
+        bool any = false;
+        double suppressed_blocks = 0;
+        double suppressed_bytes = 0;
+        for (const auto& s : sites->stacks) {
+          if (s.delta_live_objects <= 0) continue;
+          any = true;
+          if (suppressions.match(s) == nullptr) {
+            all_suppressed = false;
+          } else {
+            suppressed_blocks += s.delta_live_objects;
+            suppressed_bytes += s.delta_live_bytes;
+          }
+        }
+        if (all_suppressed && any) {
+          observation.leak.suppressed = true;
+          observation.leak.suppressions_source = suppressions.source;
+          // Suppressed blocks are not the test's to answer for: neither the
+          // verdict nor the baseline sees them.
+          Metrics& m = *observation.metrics;
+          const Metrics before = m;
+          m.live_allocations = minus(m.live_allocations, suppressed_blocks);
+          m.live_bytes = minus(m.live_bytes, suppressed_bytes);
+          observation.leak.suppressed_allocations = before.live_allocations - m.live_allocations;
+          observation.leak.suppressed_bytes = before.live_bytes - m.live_bytes;
+          record.metrics = m;
+        }
+        growing = std::move(*sites);
       }
-      if (all_suppressed && any_live_stack) {
-        observation.leak.suppressed = true;
-        observation.leak.suppressions_source = suppressions.source;
-      }
-      leak_run = std::move(*repeated);
     }
   }
   apply(judge(observation, baseline, policy), record);
   if (!is_failure(record.verdict, policy.strict)) return {};
   if (record.verdict == Verdict::unavailable) return failure_text(record, {});
 
-  // Explain: the leak's own repeat, the test's own profile, or one more run.
+  // Explain: the growing call sites of a leak, or one more run.
   std::optional<Explanation> explained;
-  if (record.verdict == Verdict::leaked && leak_run) {
-    explained = std::move(leak_run);
+  if (record.verdict == Verdict::leaked && growing) {
+    explained = std::move(growing);
   } else if (options.enabled) {
     auto run = explainer.explain(record.name);
     if (run) {
@@ -54,9 +93,7 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   }
   if (explained) {
     record.stacks = explaining_stacks(std::move(explained->stacks), record.verdict, options.top_stacks);
-    for (auto& p : explained->profiles) {
-      if (std::find(record.profiles.begin(), record.profiles.end(), p) == record.profiles.end()) record.profiles.push_back(p);
-    }
+    add_profiles(record, explained->profiles);
   }
   return failure_text(record, explained ? explained->source : std::string(), no_stacks);
 }

@@ -114,6 +114,36 @@ std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Me
          std::to_string(limit) + " (+" + std::to_string(value - limit) + ")";
 }
 
+bool grows(const LiveGrowth& growth) noexcept {
+  const auto& n = growth.live_allocations;
+  const auto& b = growth.live_bytes;
+  if (n.empty() || b.size() != n.size()) return false;
+  if (n.size() == 1) return n[0] > 0 || b[0] > 0;
+  for (std::size_t i = 1; i < n.size(); ++i) {
+    if (!(n[i] > n[i - 1] || b[i] > b[i - 1])) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// "after 1, 2, 3 runs: 3, 6, 9 blocks (96, 192, 288 bytes)"
+std::string describe_growth(const LiveGrowth& g) {
+  std::string runs;
+  std::string blocks;
+  std::string bytes;
+  for (std::size_t i = 0; i < g.live_allocations.size(); ++i) {
+    const char* sep = i == 0 ? "" : ", ";
+    runs += sep + std::to_string(i + 1);
+    blocks += sep + std::to_string(g.live_allocations[i]);
+    bytes += sep + std::to_string(g.live_bytes[i]);
+  }
+  return "live after " + runs + (g.live_allocations.size() == 1 ? " run: " : " runs: ") + blocks + " blocks (" +
+         bytes + " bytes)";
+}
+
+}  // namespace
+
 bool leak_suspected(const Observation& observation, const GatePolicy& policy) noexcept {
   if (!observation.metrics || observation.own_failure) return false;
   const bool checked = observation.check_leaks.value_or(policy.check_leaks);
@@ -152,17 +182,26 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       line(failures, over);
     }
   }
-  if (leak_suspected(observation, policy)) {
-    if (observation.leak.residue == LeakResidue::one_time) {
+  if (observation.leak.suppressed) {
+    Metrics taken;
+    taken.live_allocations = observation.leak.suppressed_allocations;
+    taken.live_bytes = observation.leak.suppressed_bytes;
+    line(notes, explain_leak(taken, observation.leak.where) + "; suppressed by " +
+                    (observation.leak.suppressions_source.empty() ? std::string("a suppression")
+                                                                  : observation.leak.suppressions_source) +
+                    ", so not judged");
+  }
+  if (leak_suspected(observation, policy) && !observation.leak.suppressed) {
+    const LiveGrowth& growth = observation.leak.growth;
+    if (observation.leak.residue == LeakResidue::constant) {
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
-                      std::to_string(m.live_bytes) + " bytes) stay allocated after the first run only; not a leak");
-    } else if (observation.leak.suppressed) {
-      line(notes, explain_leak(m, observation.leak.where) + "; suppressed by " +
-                      (observation.leak.suppressions_source.empty() ? std::string("a suppression")
-                                                                    : observation.leak.suppressions_source));
+                      std::to_string(m.live_bytes) + " bytes) stay live but do not grow when the test repeats" +
+                      (growth.empty() ? std::string() : " (" + describe_growth(growth) + ")") + "; not a leak");
     } else {
       if (j.verdict == Verdict::pass) j.verdict = Verdict::leaked;
-      line(failures, explain_leak(m, observation.leak.where));
+      line(failures, explain_leak(m, observation.leak.where) +
+                         (growth.live_allocations.size() > 1 ? "; they grow when the test repeats (" + describe_growth(growth) + ")"
+                                            : std::string()));
     }
   }
   Verdict compared = policy.compare_baseline ? comparison.verdict : Verdict::pass;
@@ -203,8 +242,9 @@ Observation observation_of(const TestRecord& record) {
   // The leak rule was applied when the test ran, with evidence a saved record
   // does not keep: a leak stays a leak, and live blocks that were not one stay
   // out of it.
+  o.leak.growth = record.growth;
   if (record.verdict == Verdict::leaked) {
-    o.leak.residue = LeakResidue::recurs;
+    o.leak.residue = LeakResidue::grows;
   } else {
     o.check_leaks = false;
   }

@@ -28,12 +28,18 @@ bool operator==(const StackSummary& a, const StackSummary& b) noexcept {
 }
 bool operator!=(const StackSummary& a, const StackSummary& b) noexcept { return !(a == b); }
 
+bool operator==(const LiveGrowth& a, const LiveGrowth& b) noexcept {
+  return a.live_allocations == b.live_allocations && a.live_bytes == b.live_bytes;
+}
+bool operator!=(const LiveGrowth& a, const LiveGrowth& b) noexcept { return !(a == b); }
+
 bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
   return a.name == b.name && a.suite == b.suite && a.test == b.test && a.file == b.file && a.line == b.line &&
          a.mode == b.mode && a.estimated == b.estimated && a.metrics == b.metrics && a.baseline == b.baseline &&
          a.deltas == b.deltas && a.verdict == b.verdict && a.message == b.message && a.stacks == b.stacks &&
          a.profiles == b.profiles && a.duration_ms == b.duration_ms && a.gtest_failed == b.gtest_failed &&
-         a.budgets == b.budgets;
+         a.budgets == b.budgets &&
+         a.growth == b.growth;
 }
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
 

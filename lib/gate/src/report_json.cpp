@@ -148,6 +148,9 @@ json record_to_json(const TestRecord& t) {
   out["duration_ms"] = finite(t.duration_ms);
   out["gtest_failed"] = t.gtest_failed;
   out["budgets"] = std::move(budgets);
+  if (!t.growth.empty()) {
+    out["growth"] = json{{"live_allocations", t.growth.live_allocations}, {"live_bytes", t.growth.live_bytes}};
+  }
   return out;
 }
 
@@ -180,8 +183,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
-              {"baseline", "budgets", "deltas", "duration_ms", "estimated", "file", "gtest_failed", "line", "message",
-               "metrics", "mode", "name", "profiles", "stacks", "suite", "test", "verdict"});
+              {"baseline", "budgets", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
+               "message", "metrics", "mode", "name", "profiles", "stacks", "suite", "test", "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
   std::size_t dot = t.name.find('.');
@@ -237,6 +240,23 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
     if (r.object(*f, bp)) {
       for (auto it = f->begin(); it != f->end() && r.ok(); ++it) {
         t.budgets[it.key()] = r.u64(it.value(), pointer_append(bp, it.key()));
+      }
+    }
+  }
+  if (const json* f = r.member(v, p, "growth", false)) {
+    std::string gp = pointer_append(p, "growth");
+    if (r.object(*f, gp)) {
+      r.only_keys(*f, gp, {"live_allocations", "live_bytes"});
+      auto series = [&](const char* key, std::vector<std::uint64_t>& out) {
+        const json* a = r.member(*f, gp, key, true);
+        std::string ap = pointer_append(gp, key);
+        if (a == nullptr || !r.array(*a, ap)) return;
+        for (std::size_t i = 0; i < a->size() && r.ok(); ++i) out.push_back(r.u64((*a)[i], ap + "/" + std::to_string(i)));
+      };
+      series("live_allocations", t.growth.live_allocations);
+      series("live_bytes", t.growth.live_bytes);
+      if (r.ok() && t.growth.live_allocations.size() != t.growth.live_bytes.size()) {
+        r.fail_at(gp, "live_allocations and live_bytes have different lengths", "write one value per run in each");
       }
     }
   }

@@ -269,15 +269,21 @@ int open_window() noexcept {
   }
 }
 
-WindowResult close_window(int window) noexcept {
+WindowResult peek_window(int window) noexcept {
   if (window < 0 || window >= kMaxWindows) return {};
-  std::uint64_t bit = 1ull << window;
-  std::uint64_t before = g_windows_active.fetch_and(~bit, std::memory_order_acq_rel);
-  Window& w = g_windows[window];
+  const Window& w = g_windows[window];
   WindowResult r;
   r.live_allocations = static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.live_count.load()));
   r.live_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.live_bytes.load()));
   r.peak_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.peak_bytes.load()));
+  return r;
+}
+
+WindowResult close_window(int window) noexcept {
+  if (window < 0 || window >= kMaxWindows) return {};
+  std::uint64_t bit = 1ull << window;
+  std::uint64_t before = g_windows_active.fetch_and(~bit, std::memory_order_acq_rel);
+  WindowResult r = peek_window(window);
   if ((before & ~bit) == 0) {
     // No window is counting: forget the tracked pointers so the table stays
     // small between scopes. A pointer inserted concurrently with this clear

@@ -33,6 +33,8 @@ HookTotals hook_totals() noexcept;
 /// Opens a counting window (at most kMaxWindows at once, process-wide);
 /// returns its index, or -1 if all are in use.
 int open_window() noexcept;
+/// What an open window has seen so far (peak included), without closing it.
+WindowResult peek_window(int window) noexcept;
 /// Closes a window and returns what it saw.
 WindowResult close_window(int window) noexcept;
 inline constexpr int kMaxWindows = 64;

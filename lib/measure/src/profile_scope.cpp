@@ -147,6 +147,12 @@ ProfileScope::~ProfileScope() {
   }
 }
 
+ProfileScope::Live ProfileScope::live() const noexcept {
+  if (window_ < 0) return {};
+  detail::WindowResult w = detail::peek_window(window_);
+  return Live{w.live_allocations, w.live_bytes};
+}
+
 Result<ScopeResult> ProfileScope::finish() noexcept {
   detail::HookSuppressor suppress;
   // First: stop sampling, so nothing heapgate does below lands in the profile.

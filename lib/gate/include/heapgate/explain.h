@@ -30,16 +30,19 @@ struct Explanation {
   std::string source;
 };
 
-/// Runs a test again to explain it. Implementations: a child process in
-/// exact mode (gtest_plugin), the test's own exact-mode profile.
+/// Runs a test again to explain it. Implementations: child processes of the
+/// test binary (gtest_plugin), or the test's own exact-mode profile.
 class Explainer {
  public:
   virtual ~Explainer() = default;
   /// The test run once more, measuring that run: the stacks of its allocations.
   virtual Result<Explanation> explain(const std::string& test) = 0;
-  /// The test run twice, measuring the second run: what it leaves live every
-  /// time (empty after one-time initialization).
-  virtual Result<Explanation> repeat(const std::string& test) = 0;
+  /// The test run `repetitions` times in one process, counting (cheaply)
+  /// what is live after each run, over all runs so far.
+  virtual Result<LiveGrowth> growth(const std::string& test, int repetitions) = 0;
+  /// The call sites whose live blocks grow: the live blocks after
+  /// `repetitions` runs minus those after one, per further run, as stacks.
+  virtual Result<Explanation> growing(const std::string& test, int repetitions) = 0;
 };
 
 /// How gate_test() explains.
@@ -48,15 +51,23 @@ struct ExplainOptions {
   std::size_t top_stacks = 5;
   /// Ask the explainer at all (--heapgate_explain).
   bool enabled = true;
+  /// Runs of a test that ended with live blocks, to tell growth from
+  /// one-time setup (--heapgate_leak_repetitions).
+  int leak_repetitions = 3;
 };
 
-/// Gates one measured test: when a leak is suspected (leak_suspected()),
-/// asks `explainer.repeat()` for the residue and applies `suppressions` to
-/// its stacks; judges (judge()); and for a failure attaches the explaining
-/// stacks (the repeat's for a leak, else `explainer.explain()`) and their
-/// profiles. Fills the record's verdict, message, deltas, baseline, stacks
-/// and profiles. Returns the failure text (failure_text()) for a record that
-/// fails, "" otherwise.
+/// Gates one measured test:
+/// 1. when a leak is suspected (leak_suspected()), asks `explainer.growth()`
+///    whether live blocks grow with repetitions (grows()); if they do, asks
+///    `explainer.growing()` for the growing call sites, and when every one
+///    of them matches `suppressions`, the leak is suppressed and its blocks
+///    leave the judged metrics (and so the baseline);
+/// 2. judges (judge());
+/// 3. for a failure attaches the explaining stacks (the growing sites for a
+///    leak, else `explainer.explain()`'s) and their profiles.
+/// Fills the record's metrics (less suppressed blocks), growth, verdict,
+/// message, deltas, baseline, stacks and profiles. Returns the failure text
+/// (failure_text()) for a record that fails, "" otherwise.
 std::string gate_test(TestRecord& record, Observation observation, const BaselineEntry* baseline,
                       const GatePolicy& policy, Explainer& explainer, const Suppressions& suppressions,
                       const ExplainOptions& options);

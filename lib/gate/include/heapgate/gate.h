@@ -46,17 +46,31 @@ struct GatePolicy {
 enum class LeakResidue {
   /// Not examined (no re-run possible): live blocks count as a leak.
   unknown,
-  /// The repeated run leaves live blocks too: the test leaks each time.
-  recurs,
-  /// The repeated run leaves nothing: one-time initialization, not a leak.
-  one_time,
+  /// Live blocks grow with the repetitions: the test leaks every time.
+  grows,
+  /// Live blocks stay level across repetitions: one-time setup (a lazily
+  /// built table, a replaced global such as std::locale, a cache filled
+  /// once, a background thread's buffers), not a leak.
+  constant,
 };
+
+/// The leak rule: live blocks *grow* when, after each further run, more
+/// blocks or more bytes are live than after the run before (every step, so
+/// a background thread's fluctuating buffers do not read as growth). One
+/// run alone grows when anything is live. Empty: false.
+bool grows(const LiveGrowth& growth) noexcept;
 
 /// The evidence about a test's live blocks, gathered by the face before judging.
 struct LeakEvidence {
   LeakResidue residue = LeakResidue::unknown;
-  /// Every recurring block is matched by a suppression (suppressions.h).
+  /// Live blocks after each repetition (the residue's evidence), for the explanation.
+  LiveGrowth growth;
+  /// Every growing block is matched by a suppression (suppressions.h); its
+  /// blocks have been taken out of the observed metrics.
   bool suppressed = false;
+  /// The live blocks and bytes the suppression took out, for the note.
+  std::uint64_t suppressed_allocations = 0;
+  std::uint64_t suppressed_bytes = 0;
   /// Where the matching suppressions come from, for the note ("suppressions.txt").
   std::string suppressions_source;
   /// Where the live blocks were counted, for the explanation.

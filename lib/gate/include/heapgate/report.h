@@ -68,6 +68,19 @@ struct StackSummary {
 bool operator==(const StackSummary& a, const StackSummary& b) noexcept;
 bool operator!=(const StackSummary& a, const StackSummary& b) noexcept;
 
+/// What stayed live after each of several runs of a test in one process
+/// (the leak rule's evidence, docs/design.md §6a): element i is counted after
+/// run i+1, over all runs so far. Empty when the test was not repeated.
+struct LiveGrowth {
+  std::vector<std::uint64_t> live_allocations;
+  std::vector<std::uint64_t> live_bytes;
+
+  bool empty() const noexcept { return live_allocations.empty(); }
+};
+
+bool operator==(const LiveGrowth& a, const LiveGrowth& b) noexcept;
+bool operator!=(const LiveGrowth& a, const LiveGrowth& b) noexcept;
+
 /// Everything heapgate knows about one test of a run.
 struct TestRecord {
   /// The full gtest name, "Suite.Test" (as gtest prints typed/param names).
@@ -100,6 +113,9 @@ struct TestRecord {
   bool gtest_failed = false;
   /// HEAPGATE_LIMIT_* budgets: metric name → limit.
   std::map<std::string, std::uint64_t> budgets;
+  /// Live blocks after repeated runs, when the test ended with live blocks
+  /// (JSON "growth", absent when empty).
+  LiveGrowth growth;
 };
 
 /// Field-by-field equality (doubles compare exactly: JSON round trips are exact).

@@ -98,6 +98,16 @@ class ProfileScope {
   /// dump, which takes time proportional to the number of distinct stacks.
   Result<ScopeResult> finish() noexcept;
 
+  /// Blocks allocated since the scope started and still live now, as
+  /// finish() would report them, without finishing; zeros when the
+  /// allocation hooks are not counting (no jemalloc hooks, a failed start).
+  /// For watching what stays live across repetitions of the same code.
+  struct Live {
+    std::uint64_t allocations = 0;
+    std::uint64_t bytes = 0;
+  };
+  Live live() const noexcept;
+
   /// The mode this scope measures in (see ScopeResult::mode).
   Mode mode() const noexcept { return mode_; }
   /// The scope's name.
