@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "heapgate/diff.h"
+#include "heapgate/journal.h"
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
 #include "heapgate/report.h"
@@ -18,7 +20,10 @@ std::vector<StackSummary> summarize_profile(const std::string& profile_path, Sym
   std::vector<StackSummary> out;
   auto profile = read_profile(profile_path);
   if (!profile) return out;
-  NormalizedProfile normalized = normalize_profile(*profile, symbolizer);
+  // File and line where DWARF has them: the explanation names the line.
+  NormalizeOptions with_lines;
+  with_lines.with_lines = true;
+  NormalizedProfile normalized = normalize_profile(*profile, symbolizer, with_lines);
   ProfileDiff all = diff_profiles(NormalizedProfile{}, normalized);
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
   std::vector<StackDelta> by_live = all.entries;
@@ -57,6 +62,15 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   e.profiles = std::move(child->profiles);
   e.source = "exact re-run";
   return e;
+}
+
+Result<std::map<std::string, std::vector<CallSite>>> RerunExplainer::call_sites(const std::string& filter) {
+  // Same shard as this process: the child runs this shard's tests only.
+  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true);
+  if (!report) return fail(report.error());
+  std::map<std::string, std::vector<CallSite>> out;
+  for (const auto& t : report->tests) out[t.name] = call_sites_of(t.stacks);
+  return out;
 }
 
 Result<LiveGrowth> RerunExplainer::growth(const std::string& test, int repetitions) {
@@ -114,6 +128,16 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
 
 Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode, int repeat,
                                              const std::string& child_flag) {
+  auto report = run_children_report(test, mode, repeat, child_flag);
+  if (!report) return fail(report.error());
+  for (auto& t : report->tests) {
+    if (t.name == test) return std::move(t);
+  }
+  return fail(make_error(ErrorCode::unavailable, "re-run", "the re-run did not run " + test, ""));
+}
+
+Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
+                                                   const std::string& child_flag, bool keep_shard) {
   auto problem = [](std::string what) {
     return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
@@ -122,11 +146,15 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
   if (!dir) return fail(dir.error());
   sys::ProcessOptions process;
   if (mode == Mode::exact) process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
-  process.unset_env = {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE", "HEAPGATE_REPORT",
-                       "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES", "GTEST_OUTPUT"};
+  process.unset_env = {"HEAPGATE_MODE", "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
+                       "GTEST_OUTPUT"};
+  if (!keep_shard) {
+    process.unset_env.push_back("GTEST_TOTAL_SHARDS");
+    process.unset_env.push_back("GTEST_SHARD_INDEX");
+  }
   process.timeout = std::chrono::minutes(10);
   std::vector<std::string> argv = {binary_path_,
-                                   "--gtest_filter=" + test,
+                                   "--gtest_filter=" + filter,
                                    "--gtest_repeat=" + std::to_string(repeat),
                                    "--gtest_also_run_disabled_tests",
                                    "--heapgate_mode=" + std::string(to_string(mode)),
@@ -136,15 +164,16 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());
   const std::string binary_name = binary_path_.substr(binary_path_.rfind('/') + 1);
-  auto report = read_report(*dir + "/" + binary_name + ".json");
+  std::string stem = binary_name;
+  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+  const char* index = std::getenv("GTEST_SHARD_INDEX");
+  if (keep_shard && total != nullptr && index != nullptr) stem = report_stem(binary_name, std::atoi(index), std::atoi(total));
+  auto report = read_report(*dir + "/" + stem + ".json");
   if (!report) {
     return problem("the " + std::string(to_string(mode)) + " re-run wrote no report (exit " +
                    std::to_string(ran->exit_code) + "): " + ran->stderr_text.substr(0, 500));
   }
-  for (auto& t : report->tests) {
-    if (t.name == test) return std::move(t);
-  }
-  return problem("the re-run did not run " + test);
+  return std::move(*report);
 }
 
 }  // namespace heapgate::gtest

@@ -5,7 +5,9 @@
 // running the test again alone in exact mode in a child process.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <vector>
 #include <string>
 
 #include "heapgate/explain.h"
@@ -34,11 +36,16 @@ class RerunExplainer : public Explainer {
   Result<Explanation> explain(const std::string& test) override;
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
   Result<Explanation> growing(const std::string& test, int repetitions) override;
+  /// Every test `filter` selects, run once in exact mode in one child: the
+  /// call sites of each (for a baseline being recorded).
+  Result<std::map<std::string, std::vector<CallSite>>> call_sites(const std::string& filter);
 
  private:
   // Runs the child and returns its record of `test`. `child_flag` is
   // --heapgate_internal_child=N or --heapgate_internal_growth=N.
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
+  Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
+                                     bool keep_shard = false);
 
   const Options& options_;
   std::string binary_path_;

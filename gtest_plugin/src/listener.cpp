@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -220,6 +221,21 @@ class Listener : public ::testing::EmptyTestEventListener {
       // so a removed test is noticed and its entry can be dropped on review.
       for (TestRecord& missing : missing_tests(run_, baseline_)) (void)writer_->add(std::move(missing));
     }
+    const bool recording_baseline =
+        !child_ && !baseline_path_.empty() && (options_.update_baselines || !baseline_.exists);
+    if (recording_baseline) {
+      // Also when sharded: the shards' reports then carry the call sites into
+      // the baseline `heapgate run` or `heapgate accept` writes from them.
+      record_call_sites();
+      if (writer_) {
+        std::map<std::string, const TestRecord*> by_name;
+        for (const auto& t : run_.tests) by_name[t.name] = &t;
+        for (auto& t : writer_->records()) {
+          auto it = by_name.find(t.name);
+          if (it != by_name.end() && t.call_sites.empty()) t.call_sites = it->second->call_sites;
+        }
+      }
+    }
     if (writer_) {
       if (auto done = writer_->finish(); !done) {
         std::fprintf(stderr, "heapgate: %s\n", done.error().message().c_str());
@@ -249,6 +265,31 @@ class Listener : public ::testing::EmptyTestEventListener {
   }
 
  private:
+  // A baseline being recorded keeps each test's call sites, so a later
+  // regression is explained as the change at each site: one exact run of the
+  // same tests in a child (only when recording, never on an ordinary run).
+  void record_call_sites() {
+    if (!options_.explain || effective_mode_ == Mode::off) return;
+    bool missing = false;
+    for (const auto& t : run_.tests) missing = missing || (t.call_sites.empty() && !t.gtest_failed);
+    if (!missing) return;
+#ifdef GTEST_FLAG_GET
+    const std::string filter = GTEST_FLAG_GET(filter);
+#else
+    const std::string filter = ::testing::GTEST_FLAG(filter);
+#endif
+    RerunExplainer explainer(options_, binary_path_, symbolizer());
+    auto sites = explainer.call_sites(filter);
+    if (!sites) {
+      std::fprintf(stderr, "heapgate: the baseline records no call sites: %s\n", sites.error().message().c_str());
+      return;
+    }
+    for (auto& t : run_.tests) {
+      auto it = sites->find(t.name);
+      if (t.call_sites.empty() && it != sites->end()) t.call_sites = it->second;
+    }
+  }
+
   // Measuring was asked for but is impossible (no jemalloc, no profiling).
   bool cannot_measure() const {
     return options_.mode != Mode::off && effective_mode_ == Mode::off && !child_ && !death_test_child_;

@@ -68,6 +68,14 @@ TEST_F(RunGate, FirstRunCreatesTheBaselineThenARegressionFailsAndAcceptRoundTrip
   auto first = run({});
   EXPECT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
   EXPECT_TRUE(sys::exists(baselines_ + "/sample_suite.json"));
+  // The new baseline keeps each test's call sites, with file:line.
+  auto created = read_baseline(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(created) << created.error().message();
+  const auto& sites = created->tests.at("Sample.Counted").call_sites;
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_NE(sites[0].function.find("allocate_and_free"), std::string::npos) << sites[0].function;
+  EXPECT_EQ(sites[0].location.rfind("sample_suite.cpp:", 0), 0u) << sites[0].location;
+  EXPECT_EQ(sites[0].allocations, 7u);
   EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::new_test);
   // Progress as plain lines when stderr is not a terminal.
   EXPECT_NE(first.stderr_text.find("heapgate: sample_suite: 8/8 tests, 0 failing"), std::string::npos)
@@ -81,7 +89,15 @@ TEST_F(RunGate, FirstRunCreatesTheBaselineThenARegressionFailsAndAcceptRoundTrip
   auto regressed = run({}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text;
   EXPECT_NE(regressed.stdout_text.find("regressed   Sample.Counted"), std::string::npos) << regressed.stdout_text;
-  EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::regressed);
+  const Report judged = report();
+  const TestRecord* counted = find(judged, "Sample.Counted");
+  ASSERT_NE(counted, nullptr);
+  EXPECT_EQ(counted->verdict, Verdict::regressed);
+  // Explained as the change at its call site, not as the test's totals.
+  EXPECT_NE(counted->message.find("by call site, against the baseline:\n+2 allocations (+256 B) at "
+                                  "(anonymous namespace)::allocate_and_free(int, unsigned long) (sample_suite.cpp:"),
+            std::string::npos)
+      << counted->message;
   EXPECT_TRUE(sys::exists(report_ + "/sample_suite.junit.xml"));
   EXPECT_TRUE(sys::exists(report_ + "/sample_suite.md"));
 

@@ -284,17 +284,17 @@ TEST(Baseline, FailedRenameLeavesNoTemporaryFile) {
 
 TEST(Baseline, UpdateKeepsTestsThatDidNotRunAndHandEditedTolerances) {
   Baseline b;
-  BaselineEntry a{Metrics{1, 1, 0, 0, 1}, Mode::exact, std::nullopt, {}};
-  BaselineEntry c{Metrics{3, 3, 0, 0, 3}, Mode::exact, Tolerances::strict(), {}};
+  BaselineEntry a{Metrics{1, 1, 0, 0, 1}, Mode::exact, std::nullopt, {}, {}};
+  BaselineEntry c{Metrics{3, 3, 0, 0, 3}, Mode::exact, Tolerances::strict(), {}, {}};
   (*c.tolerance)[MetricName::allocations].absolute = 7;
   b.tests["S.A"] = a;
   b.tests["S.B"] = a;
   b.tests["S.C"] = c;
 
   std::map<std::string, BaselineEntry> results;
-  results["S.B"] = BaselineEntry{Metrics{2, 2, 0, 0, 2}, Mode::exact, std::nullopt, {"f() < main"}};
-  results["S.C"] = BaselineEntry{Metrics{4, 4, 0, 0, 4}, Mode::exact, std::nullopt, {}};
-  results["S.D"] = BaselineEntry{Metrics{5, 5, 0, 0, 5}, Mode::exact, std::nullopt, {}};
+  results["S.B"] = BaselineEntry{Metrics{2, 2, 0, 0, 2}, Mode::exact, std::nullopt, {"f() < main"}, {}};
+  results["S.C"] = BaselineEntry{Metrics{4, 4, 0, 0, 4}, Mode::exact, std::nullopt, {}, {}};
+  results["S.D"] = BaselineEntry{Metrics{5, 5, 0, 0, 5}, Mode::exact, std::nullopt, {}, {}};
   BaselineUpdate u = update_entries(b, results);
   EXPECT_EQ(u.added, 1u);
   EXPECT_EQ(u.changed, 2u);

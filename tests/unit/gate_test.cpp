@@ -401,6 +401,28 @@ TEST(GateTest, WithoutExplainingALeakStillFailsAndSaysWhyThereAreNoStacks) {
   EXPECT_NE(text.find("(no stacks: --heapgate_explain=false)"), std::string::npos) << text;
 }
 
+TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedBySite) {
+  std::vector<StackSummary> stacks = {
+      stack({"std::vector<int, std::allocator<int> >::_M_realloc_insert(int&&) at stl_vector.h:1287",
+             "Lru<std::string>::join_all() at lru.cpp:42", "main"},
+            0, 50),
+      stack({"Lru<std::string>::join_all() at lru.cpp:44", "main"}, 0, 6),
+      stack({"Lru<std::string>::put(int) at lru.cpp:20", "main"}, 0, 10),
+  };
+  std::vector<CallSite> after = call_sites_of(stacks);
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0].function, "Lru<\u2026>::join_all()");
+  EXPECT_EQ(after[0].location, "lru.cpp:42");
+  EXPECT_EQ(after[0].allocations, 56u);
+  EXPECT_EQ(after[1].function, "Lru<\u2026>::put(int)");
+
+  std::vector<CallSite> before = {{"Lru<\u2026>::put(int)", "lru.cpp:20", 10, 320}};
+  std::string changes = explain_call_site_changes(before, after);
+  // Unchanged code is not named; the growing site is, with its line.
+  EXPECT_EQ(changes, "+56 allocations (+1792 B) at Lru<\u2026>::join_all() (lru.cpp:42)");
+  EXPECT_EQ(explain_call_site_changes(after, after), "");
+}
+
 TEST(Suppressions, ErrorsNameFileLineAndFix) {
   auto typo = parse_suppressions("leak:ok\n\nleek:foo\n", "supp.txt");
   ASSERT_FALSE(typo);

@@ -45,7 +45,7 @@ TestRecord record(const std::string& suite, const std::string& test, Metrics cur
   t.metrics = current;
   t.duration_ms = ms;
   if (baseline) {
-    BaselineEntry e{*baseline, Mode::exact, std::nullopt, {}};
+    BaselineEntry e{*baseline, Mode::exact, std::nullopt, {}, {}};
     Comparison c = compare_to_baseline(current, &e, Tolerances::strict());
     t.baseline = baseline;
     t.deltas = c.deltas;
@@ -303,7 +303,7 @@ TEST(Report, MissingTestsAndBaselineEntries) {
                                [](const TestRecord& t) { return t.verdict == Verdict::missing; }),
                 r.tests.end());
   Baseline b;
-  b.tests["Gone.Removed"] = BaselineEntry{Metrics{1, 16, 0, 0, 16}, Mode::exact, std::nullopt, {}};
+  b.tests["Gone.Removed"] = BaselineEntry{Metrics{1, 16, 0, 0, 16}, Mode::exact, std::nullopt, {}, {}};
   b.tests["Parser.ReadsConfig"] = BaselineEntry{};
   add_missing_tests(r, b);
   auto it = std::find_if(r.tests.begin(), r.tests.end(), [](const TestRecord& t) { return t.name == "Gone.Removed"; });

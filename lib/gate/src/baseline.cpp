@@ -68,7 +68,8 @@ json tolerances_to_json(const Tolerances& t) {
 }  // namespace
 
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
-  return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks;
+  return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
+         a.call_sites == b.call_sites;
 }
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
 
@@ -94,7 +95,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"metrics", "mode", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"call_sites", "metrics", "mode", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -108,6 +109,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
             entry.top_stacks.push_back(r.string((*stacks)[i], sp + "/" + std::to_string(i)));
           }
         }
+      }
+      if (const json* sites = r.member(e, p, "call_sites", false)) {
+        entry.call_sites = detail::read_call_sites(r, *sites, pointer_append(p, "call_sites"));
       }
       baseline.tests.emplace(it.key(), std::move(entry));
     }
@@ -143,6 +147,7 @@ std::string to_json(const Baseline& baseline) {
     e["mode"] = std::string(to_string(entry.mode));
     if (entry.tolerance) e["tolerance"] = tolerances_to_json(*entry.tolerance);
     e["top_stacks"] = entry.top_stacks;
+    if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
     tests[name] = std::move(e);
   }
   root["tests"] = std::move(tests);
@@ -170,6 +175,7 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
     }
     BaselineEntry merged = fresh;
     if (!merged.tolerance) merged.tolerance = it->second.tolerance;
+    if (merged.call_sites.empty()) merged.call_sites = it->second.call_sites;
     if (merged == it->second) {
       ++update.unchanged;
     } else {

@@ -92,6 +92,18 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     }
   }
   if (explained) {
+    if (record.verdict != Verdict::leaked) {
+      // The change, not the totals: what each call site allocates now
+      // against what it did when the baseline was recorded.
+      record.call_sites = call_sites_of(explained->stacks);
+      if (baseline != nullptr && !baseline->call_sites.empty()) {
+        const std::string changes = explain_call_site_changes(baseline->call_sites, record.call_sites);
+        if (!changes.empty()) record.message += "\nby call site, against the baseline:\n" + changes;
+      } else if (record.verdict == Verdict::regressed) {
+        record.message += "\n(the baseline records no call sites, so only this run's stacks are shown; accepting "
+                          "this run records them)";
+      }
+    }
     record.stacks = explaining_stacks(std::move(explained->stacks), record.verdict, options.top_stacks);
     add_profiles(record, explained->profiles);
   }

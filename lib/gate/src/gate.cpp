@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 namespace heapgate {
 namespace {
@@ -14,19 +16,41 @@ std::string format_count(double v) {
   return buf;
 }
 
+// "Fixture<int>::Fixture()" (template arguments in either part are ignored).
+bool is_default_constructor(const std::string& name) {
+  if (name.size() < 3 || name.compare(name.size() - 2, 2, "()") != 0) return false;
+  const std::string qualified = name.substr(0, name.size() - 2);
+  const std::size_t sep = qualified.rfind("::");
+  if (sep == std::string::npos) return false;
+  auto bare = [](std::string text) {
+    const std::size_t angle = text.find('<');
+    if (angle != std::string::npos) text.resize(angle);
+    const std::size_t scope = text.rfind("::");
+    return scope == std::string::npos ? text : text.substr(scope + 2);
+  };
+  return bare(qualified.substr(0, sep)) == bare(qualified.substr(sep + 2));
+}
+
 // A stack made by GoogleTest for every test rather than by the test: the
-// fixture object itself ("[framework]") or the flag saver built by the
-// generated test class's constructor (after std:: library frames).
+// fixture object itself ("[framework]"), or testing::Test's flag saver, built
+// while the generated test class and its fixtures are default-constructed
+// (after std:: library frames; GoogleTest's own frames are already dropped).
 bool is_gtest_overhead(const StackSummary& stack) {
   bool seen_own = false;
+  bool constructors = false;
+  bool generated = false;
   for (const auto& frame : stack.frames) {
     if (frame.rfind("std::", 0) == 0 && !seen_own) continue;
     seen_own = true;
-    const bool generated_ctor = frame.size() > 7 && frame.compare(frame.size() - 7, 7, "_Test()") == 0 &&
-                                frame.find("_Test::") != std::string::npos;
-    if (frame != "[framework]" && !generated_ctor) return false;
+    const std::string name = frame.substr(0, frame.rfind(" at ") == std::string::npos ? frame.size() : frame.rfind(" at "));
+    if (name == "[framework]") continue;
+    if (!is_default_constructor(name)) return false;
+    constructors = true;
+    generated = generated || (name.size() > 7 && name.compare(name.size() - 7, 7, "_Test()") == 0);
   }
-  return true;
+  // Only framework frames, or a chain of default constructors that ends in
+  // the generated test class.
+  return !constructors || generated;
 }
 
 // A C++ name without template arguments, for messages: "std::map<…>::find(int const&)".
@@ -54,6 +78,22 @@ std::string compact_name(const std::string& name) {
 }
 
 bool any_live(const Metrics& m) { return m.live_allocations > 0 || m.live_bytes > 0; }
+
+// "f(int) at file.cpp:12" → {"f(int)", "file.cpp:12"} (normalize_profile's with_lines form).
+std::pair<std::string, std::string> split_location(const std::string& frame) {
+  const std::size_t at = frame.rfind(" at ");
+  if (at == std::string::npos) return {frame, {}};
+  return {frame.substr(0, at), frame.substr(at + 4)};
+}
+
+bool is_library_frame(const std::string& function) {
+  for (const char* prefix : {"std::", "__gnu_cxx::", "operator new", "operator delete", "__cxx"}) {
+    if (function.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string signed_count(std::int64_t v) { return (v >= 0 ? "+" : "") + std::to_string(v); }
 
 }  // namespace
 
@@ -292,6 +332,85 @@ std::string failure_text(const TestRecord& record, const std::string& stacks_sou
   return out;
 }
 
+std::vector<CallSite> call_sites_of(const std::vector<StackSummary>& stacks, std::size_t limit) {
+  std::map<std::string, CallSite> by_function;
+  for (const auto& s : stacks) {
+    if (s.frames.empty() || is_gtest_overhead(s)) continue;
+    std::size_t pick = 0;
+    for (std::size_t i = 0; i < s.frames.size(); ++i) {
+      if (!is_library_frame(split_location(s.frames[i]).first)) {
+        pick = i;
+        break;
+      }
+    }
+    auto [function, location] = split_location(s.frames[pick]);
+    function = compact_name(function);
+    CallSite& site = by_function[function];
+    site.function = function;
+    if (site.location.empty()) site.location = location;
+    site.allocations += static_cast<std::uint64_t>(s.delta_accum_objects > 0 ? s.delta_accum_objects + 0.5 : 0);
+    site.bytes += static_cast<std::uint64_t>(s.delta_accum_bytes > 0 ? s.delta_accum_bytes + 0.5 : 0);
+  }
+  std::vector<CallSite> all;
+  for (auto& [name, site] : by_function) all.push_back(std::move(site));
+  std::vector<CallSite> by_bytes = all;
+  auto more_allocations = [](const CallSite& a, const CallSite& b) {
+    return a.allocations != b.allocations ? a.allocations > b.allocations : a.function < b.function;
+  };
+  std::sort(all.begin(), all.end(), more_allocations);
+  std::sort(by_bytes.begin(), by_bytes.end(), [](const CallSite& a, const CallSite& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.function < b.function;
+  });
+  std::vector<CallSite> out(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min(limit, all.size())));
+  for (std::size_t i = 0; i < by_bytes.size() && i < limit; ++i) {
+    bool kept = std::any_of(out.begin(), out.end(), [&](const CallSite& c) { return c.function == by_bytes[i].function; });
+    if (!kept) out.push_back(by_bytes[i]);
+  }
+  std::sort(out.begin(), out.end(), more_allocations);
+  return out;
+}
+
+std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                      std::size_t limit) {
+  struct Change {
+    std::string function;
+    std::string location;
+    std::int64_t allocations = 0;
+    std::int64_t bytes = 0;
+  };
+  std::map<std::string, Change> changes;
+  for (const auto& c : before) {
+    Change& ch = changes[c.function];
+    ch.function = c.function;
+    ch.location = c.location;
+    ch.allocations -= static_cast<std::int64_t>(c.allocations);
+    ch.bytes -= static_cast<std::int64_t>(c.bytes);
+  }
+  for (const auto& c : after) {
+    Change& ch = changes[c.function];
+    ch.function = c.function;
+    if (!c.location.empty()) ch.location = c.location;
+    ch.allocations += static_cast<std::int64_t>(c.allocations);
+    ch.bytes += static_cast<std::int64_t>(c.bytes);
+  }
+  std::vector<Change> list;
+  for (auto& [name, ch] : changes) {
+    if (ch.allocations != 0 || ch.bytes != 0) list.push_back(ch);
+  }
+  std::stable_sort(list.begin(), list.end(), [](const Change& a, const Change& b) {
+    auto mag = [](std::int64_t v) { return v < 0 ? -v : v; };
+    return mag(a.allocations) != mag(b.allocations) ? mag(a.allocations) > mag(b.allocations) : mag(a.bytes) > mag(b.bytes);
+  });
+  std::string out;
+  for (std::size_t i = 0; i < list.size() && i < limit; ++i) {
+    const Change& c = list[i];
+    if (!out.empty()) out += '\n';
+    out += signed_count(c.allocations) + (c.allocations == 1 || c.allocations == -1 ? " allocation (" : " allocations (") +
+           signed_count(c.bytes) + " B) at " + c.function + (c.location.empty() ? "" : " (" + c.location + ")");
+  }
+  return out;
+}
+
 void judge_run(Report& report, const Baseline& baseline, const GatePolicy& policy, bool whole_run) {
   std::vector<TestRecord> kept;
   for (TestRecord& record : report.tests) {
@@ -358,6 +477,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.metrics = t.metrics;
     e.mode = t.mode;
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
+    e.call_sites = t.call_sites;
     out[t.name] = std::move(e);
   }
   return out;

@@ -229,4 +229,30 @@ void check_schema(JsonReader& reader, const json* schema, std::string_view expec
                  "this is not a " + std::string(family) + " file, or it is damaged; re-record it");
 }
 
+json call_sites_to_json(const std::vector<CallSite>& sites) {
+  json out = json::array();
+  for (const auto& c : sites) {
+    out.push_back(json{{"allocations", c.allocations}, {"bytes", c.bytes}, {"function", c.function}, {"location", c.location}});
+  }
+  return out;
+}
+
+std::vector<CallSite> read_call_sites(JsonReader& r, const json& value, const std::string& pointer) {
+  std::vector<CallSite> out;
+  if (!r.array(value, pointer)) return out;
+  for (std::size_t i = 0; i < value.size() && r.ok(); ++i) {
+    const std::string p = pointer + "/" + std::to_string(i);
+    const json& v = value[i];
+    if (!r.object(v, p)) break;
+    r.only_keys(v, p, {"allocations", "bytes", "function", "location"});
+    CallSite c;
+    if (const json* f = r.member(v, p, "function", true)) c.function = r.string(*f, pointer_append(p, "function"));
+    if (const json* f = r.member(v, p, "location", false)) c.location = r.string(*f, pointer_append(p, "location"));
+    if (const json* f = r.member(v, p, "allocations", true)) c.allocations = r.u64(*f, pointer_append(p, "allocations"));
+    if (const json* f = r.member(v, p, "bytes", true)) c.bytes = r.u64(*f, pointer_append(p, "bytes"));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace heapgate::detail

@@ -83,4 +83,8 @@ json metrics_to_json(const Metrics& metrics);
 /// not a string, another schema family or a newer version are errors.
 void check_schema(JsonReader& reader, const json* schema, std::string_view expected, const std::string& pointer);
 
+/// CallSite lists: [{"allocations": N, "bytes": B, "function": "...", "location": "..."}].
+json call_sites_to_json(const std::vector<CallSite>& sites);
+std::vector<CallSite> read_call_sites(JsonReader& reader, const json& value, const std::string& pointer);
+
 }  // namespace heapgate::detail

@@ -79,6 +79,11 @@ Metrics from_scope(const ScopeResult& scope) noexcept {
   return m;
 }
 
+bool operator==(const CallSite& a, const CallSite& b) noexcept {
+  return a.function == b.function && a.location == b.location && a.allocations == b.allocations && a.bytes == b.bytes;
+}
+bool operator!=(const CallSite& a, const CallSite& b) noexcept { return !(a == b); }
+
 bool operator==(const Tolerance& a, const Tolerance& b) noexcept {
   return a.absolute == b.absolute && a.relative == b.relative;
 }

@@ -48,6 +48,11 @@ struct BaselineEntry {
   /// per stack, frames joined by kStackFrameSeparator. For review only: the
   /// gate compares metrics, not stacks.
   std::vector<std::string> top_stacks;
+  /// The test's main call sites when recorded (the top few by allocations
+  /// and by bytes; JSON "call_sites", absent when empty), so a regression is
+  /// explained as the change at each site. Kept on update when the new
+  /// result brings none.
+  std::vector<CallSite> call_sites;
 };
 
 /// Field-by-field equality.
@@ -113,7 +118,7 @@ struct BaselineUpdate {
 /// Merges new results (test name → entry) into `baseline`. The entry of each
 /// test in `results` is replaced; a tolerance override already in the
 /// baseline is kept unless the new entry brings its own (it was edited by
-/// hand). Entries of tests not in `results` are kept: a filtered or sharded
+/// hand), and so are its call sites when the new entry has none. Entries of tests not in `results` are kept: a filtered or sharded
 /// run never deletes other tests' baselines. Pure (no I/O).
 BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results);
 

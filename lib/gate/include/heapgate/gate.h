@@ -173,6 +173,21 @@ std::string failure_text(const TestRecord& record, const std::string& stacks_sou
 /// flag saver) are dropped.
 std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Verdict verdict, std::size_t limit);
 
+/// The call sites of a test from its stacks (innermost first, frames as
+/// "function at file:line" or "function"): each stack is charged to its
+/// innermost frame outside the standard library (std::, __gnu_cxx::,
+/// operator new), so a std::vector growing in parse() is parse()'s; sites are
+/// summed, and the top `limit` by allocations plus the top `limit` by bytes
+/// are kept, by allocations descending.
+std::vector<CallSite> call_sites_of(const std::vector<StackSummary>& stacks, std::size_t limit = 8);
+
+/// The change between a baseline's call sites and this run's, one line per
+/// changed site, largest change first, at most `limit`:
+/// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)";
+/// a site that is new or gone counts from or to zero. "" when nothing changed.
+std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                      std::size_t limit = 5);
+
 /// Judges a saved run against `baseline` again, as the face would have: each
 /// record through observation_of() and judge(); records of a test that is
 /// neither run nor in the baseline any more (`missing` ones) are dropped;

@@ -106,6 +106,22 @@ struct Tolerances {
   static Tolerances for_mode(Mode mode) noexcept;
 };
 
+/// What one call site allocated during a test: the innermost frame of the
+/// test's own code (library frames such as std:: containers skipped), with
+/// its allocations summed over every stack through it. Baselines keep a few
+/// per test, so a regression is explained as the change at each site.
+struct CallSite {
+  /// The function, template arguments abbreviated ("Lru<…>::put(int)"): the key.
+  std::string function;
+  /// Where, for the reader ("lru.cpp:42"); "" when the debug info has no line.
+  std::string location;
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+};
+
+bool operator==(const CallSite& a, const CallSite& b) noexcept;
+bool operator!=(const CallSite& a, const CallSite& b) noexcept;
+
 /// The absolute byte allowance of `sampled` mode: jemalloc's default sample period.
 inline constexpr std::uint64_t kSampledAbsoluteBytes = 512 * 1024;
 

@@ -116,6 +116,10 @@ struct TestRecord {
   /// Live blocks after repeated runs, when the test ended with live blocks
   /// (JSON "growth", absent when empty).
   LiveGrowth growth;
+  /// The test's main call sites, when an exact run measured them (JSON
+  /// "call_sites", absent when empty); accepting the record stores them in
+  /// the baseline.
+  std::vector<CallSite> call_sites;
 };
 
 /// Field-by-field equality (doubles compare exactly: JSON round trips are exact).

@@ -87,6 +87,9 @@ class ReportWriter {
 
   /// The report so far (every record added).
   const Report& report() const noexcept { return report_; }
+  /// The records so far, to complete before finish() (the journal keeps
+  /// them as added; the final files have the completed ones).
+  std::vector<TestRecord>& records() noexcept { return report_.tests; }
   /// `<dir>/<stem>.partial.jsonl`.
   const std::string& journal_path() const noexcept { return journal_.path(); }
 
