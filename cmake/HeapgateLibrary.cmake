@@ -27,5 +27,12 @@ function(heapgate_library name)
     target_include_directories(heapgate_${name} PRIVATE ${L_PRIVATE_INCLUDE_DIRS})
   endif()
   target_compile_options(heapgate_${name} PRIVATE ${HEAPGATE_WARNING_FLAGS})
+  # heapgate's own sources catch exceptions (the standard library's,
+  # nlohmann_json's). A parent project that turns them off for its own code in
+  # CMAKE_CXX_FLAGS (LevelDB does) must not turn them off here; target options
+  # come after CMAKE_CXX_FLAGS, so this wins. RTTI is left as the parent has
+  # it: the GoogleTest plugin's classes derive from the parent's GoogleTest,
+  # whose type information exists only if RTTI is on for both.
+  target_compile_options(heapgate_${name} PRIVATE $<$<CXX_COMPILER_ID:GNU,Clang>:-fexceptions>)
   set_property(GLOBAL APPEND PROPERTY HEAPGATE_LIBRARIES heapgate_${name})
 endfunction()
