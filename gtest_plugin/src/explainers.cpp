@@ -11,6 +11,7 @@
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
 #include "heapgate/report.h"
+#include "heapgate/symbols_sidecar.h"
 #include "heapgate/sys.h"
 
 namespace heapgate::gtest {
@@ -24,6 +25,9 @@ std::vector<StackSummary> summarize_profile(const std::string& profile_path, Sym
   NormalizeOptions with_lines;
   with_lines.with_lines = true;
   NormalizedProfile normalized = normalize_profile(*profile, symbolizer, with_lines);
+  // The profile is kept beside the report: keep what its addresses mean now,
+  // so a later `heapgate diff` after a rebuild still reads it right.
+  (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
   ProfileDiff all = diff_profiles(NormalizedProfile{}, normalized);
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
   std::vector<StackDelta> by_live = all.entries;
@@ -65,8 +69,13 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
 }
 
 Result<std::map<std::string, std::vector<CallSite>>> RerunExplainer::call_sites(const std::string& filter) {
-  // Same shard as this process: the child runs this shard's tests only.
-  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true);
+  // Same shard as this process: the child runs this shard's tests only. An
+  // exact run that also symbolizes every test can take minutes on a large
+  // suite: it gets a time budget, and the tests it finished in time (its
+  // report journal) get their call sites; the others get them when they are
+  // first explained.
+  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true,
+                                    std::chrono::seconds(kCallSitesBudgetSeconds));
   if (!report) return fail(report.error());
   std::map<std::string, std::vector<CallSite>> out;
   for (const auto& t : report->tests) out[t.name] = call_sites_of(t.stacks);
@@ -137,7 +146,8 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
 }
 
 Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
-                                                   const std::string& child_flag, bool keep_shard) {
+                                                   const std::string& child_flag, bool keep_shard,
+                                                   std::chrono::seconds timeout) {
   auto problem = [](std::string what) {
     return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
@@ -152,7 +162,7 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
     process.unset_env.push_back("GTEST_TOTAL_SHARDS");
     process.unset_env.push_back("GTEST_SHARD_INDEX");
   }
-  process.timeout = std::chrono::minutes(10);
+  process.timeout = timeout;
   std::vector<std::string> argv = {binary_path_,
                                    "--gtest_filter=" + filter,
                                    "--gtest_repeat=" + std::to_string(repeat),

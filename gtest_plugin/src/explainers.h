@@ -5,6 +5,7 @@
 // running the test again alone in exact mode in a child process.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <vector>
@@ -15,6 +16,10 @@
 #include "heapgate/symbolizer.h"
 
 namespace heapgate::gtest {
+
+/// How long recording a baseline may spend on its call sites (one exact run
+/// of the recorded tests; measured: ~0.15 s per test on yaml-cpp's suite).
+inline constexpr int kCallSitesBudgetSeconds = 60;
 
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
@@ -45,7 +50,8 @@ class RerunExplainer : public Explainer {
   // --heapgate_internal_child=N or --heapgate_internal_growth=N.
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
   Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
-                                     bool keep_shard = false);
+                                     bool keep_shard = false,
+                                     std::chrono::seconds timeout = std::chrono::seconds(600));
 
   const Options& options_;
   std::string binary_path_;

@@ -15,6 +15,7 @@
 #include "heapgate/profile.h"
 #include "heapgate/rebase.h"
 #include "heapgate/symbolizer.h"
+#include "heapgate/symbols_sidecar.h"
 #include "commands.h"
 #include "output.h"
 
@@ -52,6 +53,10 @@ int run_diff(const DiffOptions& options) {
   auto current = read_profile(options.current);
   if (!current) return bad_input(current.error());
   Symbolizer symbols;
+  // Through each profile's symbols sidecar; a profile of a since rebuilt
+  // binary without one is refused rather than misread.
+  if (auto ready = prepare_symbols(options.base, *base, symbols); !ready) return bad_input(ready.error());
+  if (auto ready = prepare_symbols(options.current, *current, symbols); !ready) return bad_input(ready.error());
   ProfileDiff diff = diff_profiles(normalize_profile(*base, symbols), normalize_profile(*current, symbols));
   std::string text;
   if (options.format == "text") {

@@ -32,6 +32,7 @@
 #include "heapgate/sys.h"
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
+#include "heapgate/symbols_sidecar.h"
 
 namespace heapgate::runner {
 namespace {
@@ -356,7 +357,14 @@ void collect_profiles(const std::string& report_dir, Report& report) {
       fs::create_directories(report_dir + "/" + relative_dir, ec);
       const std::string relative = relative_dir + "/" + fs::path(profile).filename().string();
       fs::copy_file(profile, report_dir + "/" + relative, fs::copy_options::overwrite_existing, ec);
-      if (!ec) profile = relative;
+      if (ec) continue;
+      // Its symbols sidecar travels with it (symbols_sidecar.h).
+      std::error_code sidecar_ec;
+      if (fs::is_regular_file(symbols_sidecar_path(profile), sidecar_ec)) {
+        fs::copy_file(symbols_sidecar_path(profile), report_dir + "/" + symbols_sidecar_path(relative),
+                      fs::copy_options::overwrite_existing, sidecar_ec);
+      }
+      profile = relative;
     }
   }
 }

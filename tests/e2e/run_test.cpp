@@ -4,9 +4,11 @@
 // gating tests/e2e/sample_suite (linked with jemalloc, and a twin without it).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "heapgate/baseline.h"
@@ -178,6 +180,39 @@ TEST_F(RunGate, SuppressionsPassThroughAndTheirSetupErrorsAreExit2) {
     EXPECT_NE(bad.stderr_text.find("stopped before its tests (exit 2): heapgate: " + file), std::string::npos)
         << bad.stderr_text;
   }
+}
+
+TEST_F(RunGate, KeptProfilesKeepTheirMeaningAfterARebuild) {
+  // A copy of the suite, so the test can "rebuild" it in place.
+  const std::string binary = dir_ + "/sample_suite";
+  std::filesystem::copy_file(testing::helper_binary("sample_suite"), binary);
+  std::filesystem::permissions(binary, std::filesystem::perms::owner_all);
+  auto ran = heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--", binary,
+                           "--gtest_filter=Sample.Leaks"});
+  EXPECT_EQ(ran.exit_code, 1) << ran.stdout_text << ran.stderr_text;
+  const Report saved = report();
+  const TestRecord* leaks = find(saved, "Sample.Leaks");
+  ASSERT_NE(leaks, nullptr);
+  ASSERT_FALSE(leaks->profiles.empty());
+  const std::string profile = report_ + "/" + leaks->profiles.front();
+  ASSERT_TRUE(sys::exists(profile + ".symbols.json")) << "the kept profile has no symbols sidecar";
+
+  // Rebuilt in place: another file at the same path, newer than the profile.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::filesystem::remove(binary);
+  std::filesystem::copy_file(testing::helper_binary("heap_workload"), binary);
+
+  auto diffed = heapgate_cli({"diff", profile, profile});
+  EXPECT_EQ(diffed.exit_code, 0) << diffed.stderr_text;
+  auto with_base = heapgate_cli({"diff", "--format", "folded", "--metric", "live_objects", profile, profile});
+  EXPECT_EQ(with_base.exit_code, 0) << with_base.stderr_text;
+
+  // Without the sidecar the profile would be read against the new binary: refused.
+  std::filesystem::remove(profile + ".symbols.json");
+  auto refused = heapgate_cli({"diff", profile, profile});
+  EXPECT_EQ(refused.exit_code, 2) << refused.stdout_text;
+  EXPECT_NE(refused.stderr_text.find(binary + " was rebuilt after this profile was written"), std::string::npos)
+      << refused.stderr_text;
 }
 
 TEST_F(RunGate, BinaryWithoutJemallocIsMeasuredThroughLdPreload) {

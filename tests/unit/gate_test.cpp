@@ -390,15 +390,24 @@ TEST(GateTest, SuppressedLeakPassesAndLeavesTheJudgedMetrics) {
   EXPECT_NE(r.message.find("suppressed by supp.txt"), std::string::npos) << r.message;
 }
 
-TEST(GateTest, WithoutExplainingALeakStillFailsAndSaysWhyThereAreNoStacks) {
+TEST(GateTest, WithoutExplainingGrowthIsStillCheckedButNoStacksAreTaken) {
   FakeExplainer explainer;
-  BaselineEntry base = entry(100);
+  explainer.growth_result = series({3, 6, 9});
+  BaselineEntry base = recorded(observed(100, 3));
   TestRecord r = record_of(observed(100, 3));
   std::string text =
-      gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{5, false});
-  EXPECT_TRUE(explainer.calls.empty());
+      gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{5, false, 3});
+  EXPECT_EQ(explainer.calls, std::vector<std::string>{"growth Suite.Test x3"});
   EXPECT_EQ(r.verdict, Verdict::leaked);
   EXPECT_NE(text.find("(no stacks: --heapgate_explain=false)"), std::string::npos) << text;
+
+  // One-time setup still passes with explaining off.
+  FakeExplainer level;
+  level.growth_result = series({3, 3, 3});
+  TestRecord settled = record_of(observed(100, 3));
+  EXPECT_EQ(gate_test(settled, observed(100, 3), &base, GatePolicy{}, level, Suppressions{}, ExplainOptions{5, false, 3}),
+            "");
+  EXPECT_EQ(settled.verdict, Verdict::pass);
 }
 
 TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedBySite) {

@@ -124,6 +124,8 @@ struct Symbolizer::Impl {
   std::deque<Module> modules;
   // "path\0device\0inode" -> module.
   std::unordered_map<std::string, Module*> module_index;
+  // Profiles with known locations (set_known): looked-up address -> Location.
+  std::unordered_map<const Profile*, std::unordered_map<std::uint64_t, const Location*>> known;
   // Raw address -> Location, for addresses outside every file mapping.
   std::unordered_map<std::uint64_t, const Location*> unmapped;
   // Mangled (or plain) symbol name -> interned demangled name.
@@ -384,8 +386,30 @@ Symbolizer::~Symbolizer() = default;
 Symbolizer::Symbolizer(Symbolizer&& other) noexcept = default;
 Symbolizer& Symbolizer::operator=(Symbolizer&& other) noexcept = default;
 
+void Symbolizer::set_known(const Profile& profile, const std::vector<KnownLocation>& known) {
+  auto& table = impl_->known[&profile];
+  for (const KnownLocation& k : known) {
+    Location& loc = impl_->locations.emplace_back();
+    loc.module = impl_->strings.intern(k.module);
+    loc.build_id = impl_->strings.intern(k.build_id);
+    loc.offset = k.offset;
+    for (const KnownFrame& f : k.frames) {
+      SourceFrame frame;
+      frame.function = impl_->strings.intern(f.function);
+      frame.file = impl_->strings.intern(f.file);
+      frame.line = f.line;
+      frame.inlined = f.inlined;
+      loc.frames.push_back(frame);
+    }
+    table[k.address] = &loc;
+  }
+}
+
 const Location& Symbolizer::symbolize(const Profile& profile, std::uint64_t address, AddressKind kind) {
   if (kind == AddressKind::return_address && address > 0) --address;
+  if (auto k = impl_->known.find(&profile); k != impl_->known.end()) {
+    if (auto hit = k->second.find(address); hit != k->second.end()) return *hit->second;
+  }
   const Mapping* mapping = profile.find_mapping(address);
   Module* module = mapping != nullptr ? impl_->module_for(*mapping) : nullptr;
   const bool stale = module != nullptr && impl_->stale(*mapping, *module);
@@ -402,6 +426,8 @@ void Symbolizer::for_each_stack(
   std::vector<bool> stale(profile.mappings.size(), false);
   std::unordered_map<std::uint64_t, const Location*> seen;
   seen.reserve(profile.stacks.size() + 64);
+  // A profile read through its sidecar: its addresses mean what they meant then.
+  if (auto k = impl_->known.find(&profile); k != impl_->known.end()) seen = k->second;
   std::vector<const Location*> locations;
   for (std::size_t index = 0; index < profile.stacks.size(); ++index) {
     const StackRecord& record = profile.stacks[index];

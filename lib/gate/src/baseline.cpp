@@ -3,6 +3,7 @@
 #include "heapgate/baseline.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "json_fields.h"
 #include "heapgate/sys.h"
@@ -155,6 +156,11 @@ std::string to_json(const Baseline& baseline) {
 }
 
 Result<void> write_baseline(const std::string& path, const Baseline& baseline) {
+  // The first run of a suite names a baselines directory nobody created yet.
+  if (const auto slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.substr(0, slash), ec);  // a failure shows in the write below
+  }
   auto written = sys::write_file_atomic(path, to_json(baseline));
   if (!written) {
     Error e = written.error();

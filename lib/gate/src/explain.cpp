@@ -28,7 +28,9 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
                       const ExplainOptions& options) {
   std::optional<Explanation> growing;
   std::string no_stacks = options.enabled ? std::string() : "--heapgate_explain=false";
-  if (leak_suspected(observation, policy) && options.enabled) {
+  // The growth check is a counters run, cheap: it runs even when explaining
+  // (the exact runs) is off, so one-time setup never fails for want of stacks.
+  if (leak_suspected(observation, policy)) {
     // A leak is what grows: one-time setup (a lazily built table, a replaced
     // global, a background thread's buffers) stays level when the test repeats.
     auto growth = explainer.growth(record.name, std::max(1, options.leak_repetitions));
@@ -39,7 +41,7 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       record.growth = *growth;
       observation.leak.residue = grows(*growth) ? LeakResidue::grows : LeakResidue::constant;
     }
-    if (observation.leak.residue == LeakResidue::grows) {
+    if (observation.leak.residue == LeakResidue::grows && options.enabled) {
       auto sites = explainer.growing(record.name, std::max(1, options.leak_repetitions));
       if (!sites) {
         no_stacks = sites.error().message();

@@ -157,6 +157,26 @@ class Symbolizer {
   void for_each_stack(const Profile& profile,
                       const std::function<void(std::size_t index, const std::vector<const Location*>& locations)>& visit);
 
+  /// What an address of `profile` is known to mean without reading the
+  /// module (a profile's symbols sidecar, symbols_sidecar.h).
+  struct KnownFrame {
+    std::string function;
+    std::string file;
+    std::uint32_t line = 0;
+    bool inlined = false;
+  };
+  struct KnownLocation {
+    /// The looked-up address (a return address already less one).
+    std::uint64_t address = 0;
+    std::string module;
+    std::string build_id;
+    std::uint64_t offset = 0;
+    std::vector<KnownFrame> frames;
+  };
+  /// From now on, symbolizing `profile` (this object, by address) answers
+  /// these addresses from `known` instead of from the modules on disk.
+  void set_known(const Profile& profile, const std::vector<KnownLocation>& known);
+
   /// The shared FrameName for `text`: every call with equal text returns a copy
   /// of one FrameName, so stacks normalized through one Symbolizer share their
   /// strings (and compare by pointer). Grows with the distinct texts seen.

@@ -101,7 +101,8 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
 /// written with U+FFFD in place of the bad bytes. Pure.
 std::string to_json(const Baseline& baseline);
 
-/// Writes to_json(baseline) to `path` atomically (temp file, fsync, rename):
+/// Writes to_json(baseline) to `path` atomically (temp file, fsync, rename),
+/// creating its directory if needed:
 /// readers and a crash see the old file or the new one, never a mix, and a
 /// failed write leaves the old file intact and no temporary file behind.
 /// Errors: `io_error` naming the path, with a fix.

@@ -49,7 +49,8 @@ class Explainer {
 struct ExplainOptions {
   /// Stacks shown per failure.
   std::size_t top_stacks = 5;
-  /// Ask the explainer at all (--heapgate_explain).
+  /// Run the exact-mode explanations (--heapgate_explain): stacks, growing
+  /// call sites, suppressions. The cheap growth check runs either way.
   bool enabled = true;
   /// Runs of a test that ended with live blocks, to tell growth from
   /// one-time setup (--heapgate_leak_repetitions).
