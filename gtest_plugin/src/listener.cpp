@@ -198,6 +198,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     record.estimated = scope.estimated;
     if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
     record.growth = std::move(growth_);
+    growth_ = {};
 
     if (child_) {
       // A re-run child only collects the stacks its parent will show.
