@@ -215,8 +215,8 @@ void add_fetch_command(CLI::App& app, int& exit_code) {
       ->required();
   CLI::Option* duration = fetch->add_option(
       "--duration", options->duration,
-      "How long the run collects, in Mesos syntax (30secs, 5mins, 1hrs; a bare number is seconds on heapgate's "
-      "server); the server checks it. Default: the server's (5mins)");
+      "How long the run collects, in Mesos syntax (30secs, 5mins, 1hrs; a bare number is seconds); the server "
+      "checks its bounds. Default: the server's (5mins)");
   fetch->add_option("--format", options->format,
                     "raw (heap_v2, for heapgate diff or jeprof), text (jeprof --text on the server) or graph (svg)")
       ->check(CLI::IsMember({"raw", "text", "graph"}))
