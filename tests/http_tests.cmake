@@ -13,6 +13,11 @@ heapgate_add_test(http_profiler_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALL
   LABELS http)
 # Keep this binary's frames named in jeprof's output.
 target_compile_options(http_profiler_test PRIVATE -fno-omit-frame-pointer)
+# heapgate::http::ProfilerClient against the server, and the protocol header.
+heapgate_add_test(http_client_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
+  SOURCES integration/http_client_test.cpp
+  LIBRARIES ${_http_libraries}
+  LABELS http)
 # jemalloc without prof:true: Mesos' "profiling couldn't be enabled".
 heapgate_add_test(http_no_profiling_test JEMALLOC
   SOURCES integration/http_no_profiling_test.cpp

@@ -29,6 +29,7 @@
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
 #include "output.h"
+#include "progress.h"
 #include "heapgate/sys.h"
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
@@ -103,35 +104,20 @@ void poll(ShardProgress& shard) {
 // One progress line: a rewritten line on a terminal, plain lines in CI logs.
 class ProgressDisplay {
  public:
-  explicit ProgressDisplay(const std::string& setting) {
-    if (setting == "tty") {
-      tty_ = true;
-    } else if (setting == "auto") {
-      tty_ = ::isatty(STDERR_FILENO) == 1;
-    }
-    enabled_ = setting != "none";
-  }
+  explicit ProgressDisplay(const std::string& setting)
+      : line_(ProgressLine::style_for(setting), std::chrono::seconds(5)) {}
   void show(const std::string& binary, std::size_t done, std::size_t total, std::size_t failed, bool final) {
-    if (!enabled_) return;
+    // A plain line only when a test finished since the last one.
+    if (!line_.live() && !final && done == last_done_) return;
     char line[512];
     std::snprintf(line, sizeof line, "heapgate: %s: %zu/%zu tests, %zu failing", binary.c_str(), done, total, failed);
-    if (tty_) {
-      std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
-    } else {
-      auto now = std::chrono::steady_clock::now();
-      if (!final && (done == last_done_ || now - last_print_ < std::chrono::seconds(5))) return;
-      last_print_ = now;
-      last_done_ = done;
-      std::fprintf(stderr, "%s\n", line);
-    }
-    std::fflush(stderr);
+    if (line_.show(line, final)) last_done_ = done;
+    if (final) line_.end();
   }
 
  private:
-  bool tty_ = false;
-  bool enabled_ = true;
+  ProgressLine line_;
   std::size_t last_done_ = static_cast<std::size_t>(-1);
-  std::chrono::steady_clock::time_point last_print_{};
 };
 
 int bad(const std::string& what, const std::string& problem, const std::string& fix) {

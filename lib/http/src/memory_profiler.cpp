@@ -23,6 +23,7 @@
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
 #include "heapgate/symbolizer.h"
+#include "heapgate/memory_profiler_protocol.h"
 #include "heapgate/mesos_duration.h"
 #include "heapgate/integration.h"
 #include "heapgate/sys.h"
@@ -30,45 +31,16 @@
 namespace heapgate::detail {
 namespace {
 
-// Verbatim from libprocess (memory_profiler.cpp:103-131), including the
-// leading newline of the raw strings; handlers append ".\n".
-constexpr const char* kNotDetected = R"_(
-The current binary doesn't seem to be linked against jemalloc,
-or the currently used jemalloc library was compiled without
-support for statistics collection.
+namespace protocol = heapgate::http::memory_profiler;
+using protocol::DownloadKind;
 
-If the current binary was not compiled against jemalloc,
-consider adding the path to libjemalloc to the LD_PRELOAD
-environment variable, for example LD_PRELOAD=/usr/lib/libjemalloc.so
+// Mesos' two long texts end without their period; the answers add ".\n".
+std::string ended(std::string_view long_text) { return std::string(long_text) + ".\n"; }
 
-If you're running a mesos binary and want to have it linked
-against jemalloc by default, consider using the
---enable-jemalloc-allocator configuration option)_";
-
-constexpr const char* kProfilingNotEnabled = R"_(
-The current process seems to be using jemalloc, but profiling
-couldn't be enabled.
-
-If you're using a custom version of libjemalloc, make sure that
-MALLOC_CONF="prof:true" is part of the environment. (The '/state'
-endpoint can be used to double-check the current malloc
-configuration).
-
-If the environment looks correct, make sure jemalloc was built
-with the --enable-stats and --enable-prof options enabled.
-
-If you're running a mesos binary that was built with the
---enable-memory-profiling option enabled and you're still seeing
-this message, please consider filing a bug report)_";
-
-constexpr const char* kRunInProgress =
-    "A profiling run is currently in progress. To download results of the previous run, please pass an 'id' "
-    "explicitly.\n";
-constexpr const char* kJeprofFailed =
-    "Cannot generate file: Failed to create artifact: Error trying to run jeprof. Please make sure that jeprof is "
-    "installed and that the input file contains data. For more information, please consult the log files of this "
-    "process.\n";
-constexpr const char* kPrefix = "/memory-profiler";
+// "/memory-profiler/download/raw?id=42", as /start and /stop point to artifacts.
+std::string with_id(std::string_view path, const std::string& id) {
+  return std::string(path) + "?" + std::string(protocol::kIdParam) + "=" + id;
+}
 constexpr std::size_t kDummyFileSize = 64 * 1024;
 
 Reply text_reply(int status, std::string body) {
@@ -91,7 +63,7 @@ void log_warning(const std::string& message) { std::fprintf(stderr, "heapgate ht
 template <typename T>
 tl::expected<T, std::string> mesos_read(const char* name) {
   auto fn = mallctl_fn();
-  if (fn == nullptr) return tl::unexpected(std::string(kNotDetected));
+  if (fn == nullptr) return tl::unexpected(std::string(protocol::kNotDetected));
   T value{};
   std::size_t len = sizeof value;
   int err = fn(name, &value, &len, nullptr, 0);
@@ -101,7 +73,7 @@ tl::expected<T, std::string> mesos_read(const char* name) {
 
 tl::expected<bool, std::string> mesos_exchange_active(bool active) {
   auto fn = mallctl_fn();
-  if (fn == nullptr) return tl::unexpected(std::string(kNotDetected));
+  if (fn == nullptr) return tl::unexpected(std::string(protocol::kNotDetected));
   bool old = false;
   std::size_t len = sizeof old;
   int err = fn("prof.active", &old, &len, &active, sizeof active);
@@ -112,14 +84,14 @@ tl::expected<bool, std::string> mesos_exchange_active(bool active) {
   return old;
 }
 
-const std::string* param(const QueryParams& params, const char* key) {
-  auto it = params.find(key);
+const std::string* param(const QueryParams& params, std::string_view key) {
+  auto it = params.find(std::string(key));
   return it == params.end() ? nullptr : &it->second;
 }
 
 // libprocess' extractIdFromRequest: strtoll quirks included (an empty id is 0).
 tl::expected<std::optional<std::time_t>, std::string> parse_id(const QueryParams& params) {
-  const std::string* text = param(params, "id");
+  const std::string* text = param(params, protocol::kIdParam);
   if (text == nullptr) return std::optional<std::time_t>();
   errno = 0;
   char* end = nullptr;
@@ -261,25 +233,25 @@ void MemoryProfiler::stop_and_dump_locked() {
 }
 
 Reply MemoryProfiler::start(const QueryParams& params) {
-  if (!jemalloc_detected()) return text_reply(400, std::string(kNotDetected) + ".\n");
+  if (!jemalloc_detected()) return text_reply(400, ended(protocol::kNotDetected));
   std::chrono::nanoseconds duration = options_.default_duration;
-  if (const std::string* text = param(params, "duration")) {
+  if (const std::string* text = param(params, protocol::kDurationParam)) {
     auto parsed = parse_mesos_duration(*text);
-    if (!parsed) return text_reply(400, "Could not parse parameter 'duration': " + parsed.error() + ".\n");
+    if (!parsed) return text_reply(400, std::string(protocol::kBadDuration) + parsed.error() + ".\n");
     duration = *parsed;
   }
   if (duration < options_.minimum_duration || duration > options_.maximum_duration) {
-    return text_reply(400, "Duration '" + format_mesos_duration(duration) + "' must be between " +
+    return text_reply(400, "Duration '" + format_mesos_duration(duration) + std::string(protocol::kDurationBounds) +
                                format_mesos_duration(options_.minimum_duration) + " and " +
                                format_mesos_duration(options_.maximum_duration) + ".\n");
   }
   std::lock_guard<std::mutex> lock(mutex_);
   const bool already_active = run_.has_value();
   if (!already_active) {
-    const auto conflict = [] { return text_reply(409, "Heap profiling was started externally.\n"); };
+    const auto conflict = [] { return text_reply(409, std::string(protocol::kStartedExternally)); };
     if (toggled_on_) return conflict();
     auto active = mesos_read<bool>("prof.active");
-    if (!active) return text_reply(400, std::string(kProfilingNotEnabled) + ".\n");
+    if (!active) return text_reply(400, ended(protocol::kProfilingNotEnabled));
     if (*active) return conflict();
     if (!try_own_profiling()) return conflict();
     // heapgate's deliberate difference: start from empty profile data, so the
@@ -287,12 +259,12 @@ Reply MemoryProfiler::start(const QueryParams& params) {
     // profiling cannot be enabled (ENOENT without opt.prof).
     if (auto reset = jemalloc::prof_reset(); !reset) {
       release_profiling();
-      return text_reply(400, std::string(kProfilingNotEnabled) + ".\n");
+      return text_reply(400, ended(protocol::kProfilingNotEnabled));
     }
     auto was_active = mesos_exchange_active(true);
     if (!was_active) {
       release_profiling();
-      return text_reply(400, std::string(kProfilingNotEnabled) + ".\n");
+      return text_reply(400, ended(protocol::kProfilingNotEnabled));
     }
     if (*was_active) {
       // Someone else switched it on in between; leave it as they wanted it.
@@ -308,18 +280,19 @@ Reply MemoryProfiler::start(const QueryParams& params) {
   }
   auto remaining = std::chrono::duration<double>(run_->deadline - std::chrono::steady_clock::now()).count();
   std::string id = std::to_string(run_->id);
-  std::string message = already_active ? "Heap profiling is already active." : "Successfully started new heap profiling run.";
-  message += std::string(" After the remaining time elapses, download the generated profile at '") + kPrefix +
-             "/download/raw?id=" + id + "'. Visit '" + kPrefix + "/stop' to stop collection earlier.";
+  std::string message(already_active ? protocol::kAlreadyActive : protocol::kStartedNewRun);
+  message += " After the remaining time elapses, download the generated profile at '" +
+             with_id(protocol::kDownloadRawPath, id) + "'. Visit '" + std::string(protocol::kStopPath) +
+             "' to stop collection earlier.";
   nlohmann::json body;
-  body["id"] = run_->id;
-  body["message"] = message;
-  body["remaining_seconds"] = std::to_string(static_cast<int>(remaining + 0.5));
+  body[protocol::kIdField] = run_->id;
+  body[protocol::kMessageField] = message;
+  body[protocol::kRemainingSecondsField] = std::to_string(static_cast<int>(remaining + 0.5));
   return json_reply(body);
 }
 
 Reply MemoryProfiler::stop() {
-  if (!jemalloc_detected()) return text_reply(400, std::string(kNotDetected) + ".\n");
+  if (!jemalloc_detected()) return text_reply(400, ended(protocol::kNotDetected));
   std::lock_guard<std::mutex> lock(mutex_);
   auto active = mesos_read<bool>("prof.active");
   if (!active) return text_reply(400, "Error interfacing with jemalloc: " + active.error() + ".\n");
@@ -336,14 +309,11 @@ Reply MemoryProfiler::stop() {
   if (!raw_.artifact) return text_reply(400, raw_.error + ".\n");
   std::string id = std::to_string(raw_.artifact->id);
   nlohmann::json body;
-  body["id"] = id;
-  body["message"] =
-      "Successfully stopped memory profiling run. Use one of the provided URLs to download results. Note that in "
-      "order to generate graphs or symbolized profiles, jeprof must be installed on the host machine and generation "
-      "of these files can take several minutes.";
-  body["url_graph_profile"] = std::string(kPrefix) + "/download/graph?id=" + id;
-  body["url_raw_profile"] = std::string(kPrefix) + "/download/raw?id=" + id;
-  body["url_symbolized_profile"] = std::string(kPrefix) + "/download/text?id=" + id;
+  body[protocol::kIdField] = id;
+  body[protocol::kMessageField] = protocol::kStoppedRun;
+  body[protocol::kUrlGraphProfileField] = with_id(protocol::kDownloadGraphPath, id);
+  body[protocol::kUrlRawProfileField] = with_id(protocol::kDownloadRawPath, id);
+  body[protocol::kUrlSymbolizedProfileField] = with_id(protocol::kDownloadTextPath, id);
   return json_reply(body);
 }
 
@@ -354,33 +324,36 @@ Reply MemoryProfiler::state() {
     nlohmann::json jemalloc;
     const char* env = std::getenv("MALLOC_CONF");
     auto build = mesos_read<const char*>("config.malloc_conf");
-    jemalloc["malloc_conf"]["build_options"] = build ? std::string(*build != nullptr ? *build : "") : build.error();
-    jemalloc["malloc_conf"]["environment"] = env != nullptr ? env : "";
+    nlohmann::json& malloc_conf = jemalloc[protocol::kMallocConfField];
+    malloc_conf[protocol::kBuildOptionsField] = build ? std::string(*build != nullptr ? *build : "") : build.error();
+    malloc_conf[protocol::kEnvironmentField] = env != nullptr ? env : "";
     auto enabled = mesos_read<bool>("config.prof");
-    jemalloc["profiling_enabled"] = enabled ? nlohmann::json(*enabled) : nlohmann::json(enabled.error());
+    jemalloc[protocol::kProfilingEnabledField] = enabled ? nlohmann::json(*enabled) : nlohmann::json(enabled.error());
     auto active = mesos_read<bool>("prof.active");
-    jemalloc["profiling_active"] = active ? nlohmann::json(*active) : nlohmann::json(active.error());
-    body["jemalloc"] = jemalloc;
+    jemalloc[protocol::kProfilingActiveField] = active ? nlohmann::json(*active) : nlohmann::json(active.error());
+    body[protocol::kJemallocField] = jemalloc;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   nlohmann::json run;
   if (run_) {
-    run["id"] = run_->id;
-    run["remaining_seconds"] = std::chrono::duration<double>(run_->deadline - std::chrono::steady_clock::now()).count();
+    run[protocol::kIdField] = run_->id;
+    run[protocol::kRemainingSecondsField] =
+        std::chrono::duration<double>(run_->deadline - std::chrono::steady_clock::now()).count();
   } else if (raw_.artifact) {
-    run["id"] = raw_.artifact->id;
-    run["remaining_seconds"] = 0;
+    run[protocol::kIdField] = raw_.artifact->id;
+    run[protocol::kRemainingSecondsField] = 0;
   } else {
-    run["id"] = nullptr;
+    run[protocol::kIdField] = nullptr;
   }
-  body["memory_profiler"]["current_run"] = run;
-  body["memory_profiler"]["jemalloc_detected"] = detected;
-  body["memory_profiler"]["tmp_dir"] = tmp_dir_ ? *tmp_dir_ : std::string("Not yet generated");
+  nlohmann::json& profiler = body[protocol::kMemoryProfilerField];
+  profiler[protocol::kCurrentRunField] = run;
+  profiler[protocol::kJemallocDetectedField] = detected;
+  profiler[protocol::kTmpDirField] = tmp_dir_ ? *tmp_dir_ : std::string(protocol::kNotYetGenerated);
   return json_reply(body);
 }
 
 Reply MemoryProfiler::statistics() {
-  if (!jemalloc_detected()) return text_reply(400, std::string(kNotDetected) + ".\n");
+  if (!jemalloc_detected()) return text_reply(400, ended(protocol::kNotDetected));
   auto json = jemalloc::stats_json();
   if (!json) return text_reply(400, json.error().message() + ".\n");
   Reply r;
@@ -393,10 +366,10 @@ tl::expected<std::shared_ptr<const DiskArtifact>, Reply> MemoryProfiler::latest_
                                                                                        const char* missing_prefix) {
   auto id = parse_id(params);
   if (!id) return tl::unexpected(text_reply(400, "Invalid parameter 'id': " + id.error() + ".\n"));
-  if (run_ && !*id) return tl::unexpected(text_reply(400, kRunInProgress));
+  if (run_ && !*id) return tl::unexpected(text_reply(400, std::string(protocol::kRunInProgress)));
   if (!raw_.artifact) return tl::unexpected(text_reply(400, missing_prefix + raw_.error + ".\n"));
   if (*id && **id != raw_.artifact->id) {
-    return tl::unexpected(text_reply(400, "Cannot serve requested id #" + std::to_string(**id) + ".\n"));
+    return tl::unexpected(text_reply(400, std::string(protocol::kCannotServeId) + std::to_string(**id) + ".\n"));
   }
   return raw_.artifact;
 }
@@ -411,32 +384,32 @@ Reply MemoryProfiler::serve_file(const std::shared_ptr<const DiskArtifact>& arti
   return r;
 }
 
-Reply MemoryProfiler::download(Download kind, const QueryParams& params) {
+Reply MemoryProfiler::download(DownloadKind kind, const QueryParams& params) {
   std::shared_ptr<const DiskArtifact> raw;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto latest = latest_raw_for(params, kind == Download::raw ? "Cannot access raw profile: " : "No source profile exists: ");
+    auto latest = latest_raw_for(params, kind == DownloadKind::raw ? "Cannot access raw profile: " : "No source profile exists: ");
     if (!latest) return latest.error();
     // Opened under the lock: a later run renames a new file over the path,
     // which leaves this descriptor on the old, complete file.
-    if (kind == Download::raw) return serve_file(*latest);
-    ArtifactSlot& slot = kind == Download::text ? text_ : graph_;
+    if (kind == DownloadKind::raw) return serve_file(*latest);
+    ArtifactSlot& slot = kind == DownloadKind::text ? text_ : graph_;
     if (slot.artifact && slot.artifact->id == (*latest)->id) return serve_file(slot.artifact);
     raw = *latest;
   }
   return generate_with_jeprof(kind, std::move(raw));
 }
 
-Reply MemoryProfiler::generate_with_jeprof(Download kind, std::shared_ptr<const DiskArtifact> raw) {
+Reply MemoryProfiler::generate_with_jeprof(DownloadKind kind, std::shared_ptr<const DiskArtifact> raw) {
   // One generation per kind at a time; the second request for the same run
   // waits here and then finds the cached file. Other endpoints keep answering.
-  std::lock_guard<std::mutex> generation(kind == Download::text ? text_generation_ : graph_generation_);
+  std::lock_guard<std::mutex> generation(kind == DownloadKind::text ? text_generation_ : graph_generation_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    ArtifactSlot& slot = kind == Download::text ? text_ : graph_;
+    ArtifactSlot& slot = kind == DownloadKind::text ? text_ : graph_;
     if (slot.artifact && slot.artifact->id == raw->id) return serve_file(slot.artifact);
   }
-  const bool text = kind == Download::text;
+  const bool text = kind == DownloadKind::text;
   std::string dir = raw->path.substr(0, raw->path.rfind('/'));
   std::string final_path = dir + (text ? "/symbolized-profile." : "/profile.") + std::to_string(raw->id) +
                            (text ? ".dump" : ".svg");
@@ -457,7 +430,7 @@ Reply MemoryProfiler::generate_with_jeprof(Download kind, std::shared_ptr<const 
     ArtifactSlot& slot = text ? text_ : graph_;
     slot.artifact.reset();
     slot.error = "Failed to create artifact: Error trying to run jeprof";
-    return text_reply(400, kJeprofFailed);
+    return text_reply(400, std::string(protocol::kJeprofFailed));
   }
   auto artifact = std::make_shared<DiskArtifact>(final_path, raw->id);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -602,7 +575,7 @@ Reply MemoryProfiler::diff(const QueryParams& params) {
     base = previous_raw_;
     if (!base) return text_reply(400, "No previous run to compare against.\n");
     if (const std::string* requested = param(params, "base")) {
-      auto base_id = parse_id(QueryParams{{"id", *requested}});
+      auto base_id = parse_id(QueryParams{{std::string(protocol::kIdParam), *requested}});
       if (!base_id) return text_reply(400, "Invalid parameter 'base': " + base_id.error() + ".\n");
       if (**base_id != base->id) return text_reply(400, "Cannot serve requested base #" + *requested + ".\n");
     }

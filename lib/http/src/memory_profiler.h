@@ -18,6 +18,7 @@
 
 #include "heapgate/diff.h"
 #include "heapgate/http.h"
+#include "heapgate/memory_profiler_protocol.h"
 #include "heapgate/normalize.h"
 
 namespace heapgate::detail {
@@ -62,7 +63,7 @@ struct DiskArtifact {
 /// An artifact slot: the artifact, or why there is none (Mesos' Try<DiskArtifact>).
 struct ArtifactSlot {
   std::shared_ptr<const DiskArtifact> artifact;
-  std::string error = "Not yet generated";
+  std::string error{http::memory_profiler::kNotYetGenerated};
 };
 
 class MemoryProfiler {
@@ -78,8 +79,7 @@ class MemoryProfiler {
   Reply stop();
   Reply state();
   Reply statistics();
-  enum class Download { raw, text, graph };
-  Reply download(Download kind, const QueryParams& params);
+  Reply download(http::memory_profiler::DownloadKind kind, const QueryParams& params);
 
   // heapgate's extensions under /heapgate/.
   Reply heap_profile(const QueryParams& params);
@@ -110,7 +110,7 @@ class MemoryProfiler {
     NormalizedProfile profile;
   };
   tl::expected<LatestProfile, Reply> latest_profile(const QueryParams& params);
-  Reply generate_with_jeprof(Download kind, std::shared_ptr<const DiskArtifact> raw);
+  Reply generate_with_jeprof(http::memory_profiler::DownloadKind kind, std::shared_ptr<const DiskArtifact> raw);
   Reply serve_file(const std::shared_ptr<const DiskArtifact>& artifact);
 
   HttpOptions options_;

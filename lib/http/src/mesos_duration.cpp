@@ -45,9 +45,8 @@ std::string number(double value, const char* unit) {
   return buf;
 }
 
-}  // namespace
-
-tl::expected<std::chrono::nanoseconds, std::string> parse_mesos_duration(std::string_view text) {
+// Both entry points below; `short_units` adds the client-side aliases.
+tl::expected<std::chrono::nanoseconds, std::string> parse(std::string_view text, bool short_units) {
   std::string s(text);
   std::size_t index = 0;
   while (index < s.size() && ((s[index] >= '0' && s[index] <= '9') || s[index] == '.')) ++index;
@@ -70,8 +69,23 @@ tl::expected<std::chrono::nanoseconds, std::string> parse_mesos_duration(std::st
   for (const UnitName& u : kUnits) {
     if (unit == u.name) return scaled(value, u.ns);
   }
+  static constexpr UnitName kShortUnits[] = {{"s", kSecs},  {"sec", kSecs}, {"m", kMins},
+                                             {"min", kMins}, {"h", kHrs},    {"hr", kHrs}};
+  for (const UnitName& u : kShortUnits) {
+    if (short_units && unit == u.name) return scaled(value, u.ns);
+  }
   return tl::unexpected("Unknown duration unit '" + unit +
                         "'; supported units are 'ns', 'us', 'ms', 'secs', 'mins', 'hrs', 'days', and 'weeks'");
+}
+
+}  // namespace
+
+tl::expected<std::chrono::nanoseconds, std::string> parse_mesos_duration(std::string_view text) {
+  return parse(text, false);
+}
+
+tl::expected<std::chrono::nanoseconds, std::string> parse_duration_with_short_units(std::string_view text) {
+  return parse(text, true);
 }
 
 std::string format_mesos_duration(std::chrono::nanoseconds duration) {

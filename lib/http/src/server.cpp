@@ -15,6 +15,7 @@
 
 #include <httplib.h>
 
+#include "heapgate/memory_profiler_protocol.h"
 #include "memory_profiler.h"
 
 namespace heapgate {
@@ -150,22 +151,21 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
   });
 
   // libprocess routes ignore the method: GET and POST both work.
-  auto route = [&server](const std::string& path, std::function<Reply(const httplib::Request&)> handler) {
+  auto route = [&server](std::string_view path, std::function<Reply(const httplib::Request&)> handler) {
     auto serve = [handler](const httplib::Request& req, httplib::Response& res) { send(handler(req), res); };
-    server.Get(path, serve);
-    server.Post(path, serve);
+    server.Get(std::string(path), serve);
+    server.Post(std::string(path), serve);
   };
-  using Download = MemoryProfiler::Download;
-  route("/memory-profiler/start", [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
-  route("/memory-profiler/stop", [&profiler](const httplib::Request&) { return profiler.stop(); });
-  route("/memory-profiler/state", [&profiler](const httplib::Request&) { return profiler.state(); });
-  route("/memory-profiler/statistics", [&profiler](const httplib::Request&) { return profiler.statistics(); });
-  route("/memory-profiler/download/raw",
-        [&profiler](const httplib::Request& r) { return profiler.download(Download::raw, query_of(r)); });
-  route("/memory-profiler/download/text",
-        [&profiler](const httplib::Request& r) { return profiler.download(Download::text, query_of(r)); });
-  route("/memory-profiler/download/graph",
-        [&profiler](const httplib::Request& r) { return profiler.download(Download::graph, query_of(r)); });
+  namespace protocol = http::memory_profiler;
+  route(protocol::kStartPath, [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
+  route(protocol::kStopPath, [&profiler](const httplib::Request&) { return profiler.stop(); });
+  route(protocol::kStatePath, [&profiler](const httplib::Request&) { return profiler.state(); });
+  route(protocol::kStatisticsPath, [&profiler](const httplib::Request&) { return profiler.statistics(); });
+  for (protocol::DownloadKind kind :
+       {protocol::DownloadKind::raw, protocol::DownloadKind::text, protocol::DownloadKind::graph}) {
+    route(protocol::download_path(kind),
+          [&profiler, kind](const httplib::Request& r) { return profiler.download(kind, query_of(r)); });
+  }
   // heapgate's extensions, apart from Mesos' namespace.
   route("/heapgate/heap_profile", [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
   route("/heapgate/download/folded",
