@@ -28,38 +28,34 @@ Result<void> write_report_files(const std::string& dir, const Report& report, co
 }
 
 ReportWriter::ReportWriter(std::string dir, std::string stem, RunInfo run)
-    : dir_(std::move(dir)),
-      stem_(std::move(stem)),
-      report_{run, {}},
-      journal_(dir_, stem_, (remove_outputs(dir_, stem_), report_.run)) {}
+    : dir_(std::move(dir)), stem_(std::move(stem)), report_{std::move(run), {}} {
+  // A crash of this run must not leave an earlier run's report looking current.
+  for (const char* suffix : {".json", ".junit.xml", ".md"}) std::remove((dir_ + "/" + stem_ + suffix).c_str());
+  journal_.emplace(dir_, stem_, report_.run);
+}
 
 ReportWriter::~ReportWriter() = default;
-
-void ReportWriter::remove_outputs(const std::string& dir, const std::string& stem) {
-  // A crash of this run must not leave an earlier run's report looking current.
-  for (const char* suffix : {".json", ".junit.xml", ".md"}) std::remove((dir + "/" + stem + suffix).c_str());
-}
 
 Result<void> ReportWriter::add(TestRecord record) {
   if (finished_) {
     report_.tests.push_back(std::move(record));
-    return fail(make_error(ErrorCode::conflict, journal_.path(), "add() after finish()",
+    return fail(make_error(ErrorCode::conflict, journal_->path(), "add() after finish()",
                            "add every record before finishing the report"));
   }
-  auto appended = journal_.append(record);
+  auto appended = journal_->append(record);
   report_.tests.push_back(std::move(record));
   return appended;
 }
 
 Result<void> ReportWriter::finish() {
   if (finished_) {
-    return fail(make_error(ErrorCode::conflict, journal_.path(), "finish() called twice", "call finish() once"));
+    return fail(make_error(ErrorCode::conflict, journal_->path(), "finish() called twice", "call finish() once"));
   }
   finished_ = true;
-  if (journal_.error()) return fail(*journal_.error());
+  if (journal_->error()) return fail(*journal_->error());
   report_.run.complete = true;
   if (auto ok = write_report_files(dir_, report_, stem_); !ok) return ok;
-  journal_.close_and_remove();
+  journal_->close_and_remove();
   return {};
 }
 

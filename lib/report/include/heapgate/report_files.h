@@ -4,6 +4,7 @@
 // ReportWriter, which journals a run as it goes and writes them at its end.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "heapgate/error.h"
@@ -91,15 +92,13 @@ class ReportWriter {
   /// them as added; the final files have the completed ones).
   std::vector<TestRecord>& records() noexcept { return report_.tests; }
   /// `<dir>/<stem>.partial.jsonl`.
-  const std::string& journal_path() const noexcept { return journal_.path(); }
+  const std::string& journal_path() const noexcept { return journal_->path(); }
 
  private:
-  static void remove_outputs(const std::string& dir, const std::string& stem);
-
   std::string dir_;
   std::string stem_;
   Report report_;
-  ReportJournal journal_;
+  std::optional<ReportJournal> journal_;  // always set after construction
   bool finished_ = false;
 };
 
