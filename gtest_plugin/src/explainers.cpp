@@ -16,11 +16,10 @@
 
 namespace heapgate::gtest {
 
-std::vector<StackSummary> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
+std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
                                             std::size_t limit) {
-  std::vector<StackSummary> out;
   auto profile = read_profile(profile_path);
-  if (!profile) return out;
+  if (!profile) return {};
   // File and line where DWARF has them: the explanation names the line.
   NormalizeOptions with_lines;
   with_lines.with_lines = true;
@@ -28,28 +27,8 @@ std::vector<StackSummary> summarize_profile(const std::string& profile_path, Sym
   // The profile is kept beside the report: keep what its addresses mean now,
   // so a later `heapgate diff` after a rebuild still reads it right.
   (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
-  ProfileDiff all = diff_profiles(NormalizedProfile{}, normalized);
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
-  std::vector<StackDelta> by_live = all.entries;
-  std::vector<StackDelta> by_count = all.entries;
-  std::stable_sort(by_count.begin(), by_count.end(), [](const StackDelta& a, const StackDelta& b) {
-    return a.delta.accum_objects > b.delta.accum_objects;
-  });
-  auto take = [&](const std::vector<StackDelta>& from) {
-    for (std::size_t i = 0; i < from.size() && i < limit; ++i) {
-      StackSummary s;
-      for (const auto& f : from[i].frames) s.frames.push_back(f.str());
-      s.delta_live_objects = from[i].delta.live_objects;
-      s.delta_live_bytes = from[i].delta.live_bytes;
-      s.delta_accum_objects = from[i].delta.accum_objects;
-      s.delta_accum_bytes = from[i].delta.accum_bytes;
-      bool duplicate = std::any_of(out.begin(), out.end(), [&](const StackSummary& o) { return o.frames == s.frames; });
-      if (!duplicate) out.push_back(std::move(s));
-    }
-  };
-  take(by_live);
-  take(by_count);
-  return out;
+  return top_stacks(normalized, limit);
 }
 
 Result<Explanation> RerunExplainer::explain(const std::string& test) {
@@ -121,13 +100,13 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   const double further_runs = static_cast<double>(repetitions - 1);
   for (const StackDelta& d : diff.entries) {
     if (d.delta.live_objects <= 0 && d.delta.live_bytes <= 0) continue;
-    StackSummary s;
+    StackSample s;
     for (const auto& f : d.frames) s.frames.push_back(f.str());
     // Per further run: for a plain leak, what one run of the test leaves.
-    s.delta_live_objects = d.delta.live_objects / further_runs;
-    s.delta_live_bytes = d.delta.live_bytes / further_runs;
-    s.delta_accum_objects = d.delta.accum_objects / further_runs;
-    s.delta_accum_bytes = d.delta.accum_bytes / further_runs;
+    s.counts.live_objects = d.delta.live_objects / further_runs;
+    s.counts.live_bytes = d.delta.live_bytes / further_runs;
+    s.counts.accum_objects = d.delta.accum_objects / further_runs;
+    s.counts.accum_bytes = d.delta.accum_bytes / further_runs;
     e.stacks.push_back(std::move(s));
   }
   e.profiles = {many->profiles.front()};

@@ -23,7 +23,7 @@ inline constexpr int kCallSitesBudgetSeconds = 60;
 
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
-std::vector<StackSummary> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
+std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
                                             std::size_t limit);
 
 /// Re-runs one test of this binary in a child process (exact mode,

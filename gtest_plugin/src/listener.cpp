@@ -114,7 +114,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     if (!options_.report_dir.empty() && !death_test_child_) {
       RunInfo run;
       run.binary = binary_name_;
-      run.mode = std::string(to_string(effective_mode_));
+      run.mode = effective_mode_;
       run.jemalloc_version = allocator_status().version;
       run.strict = options_.strict;
       run.unavailable_reason = effective_mode_ == Mode::off ? unavailable_reason_ : "";

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "heapgate/diff.h"
+#include "heapgate/folded.h"
 #include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
@@ -18,6 +19,7 @@
 #include "heapgate/symbols_sidecar.h"
 #include "commands.h"
 #include "output.h"
+#include "vocabulary_check.h"
 
 namespace heapgate::runner {
 namespace {
@@ -70,7 +72,7 @@ int run_diff(const DiffOptions& options) {
       svg.subtitle = options.base + " \xE2\x86\x92 " + options.current;
       svg.unit = std::string(flame_unit(*metric));
       svg.differential = true;
-      text = render_flamegraph_svg(flame_stacks(diff, *metric), svg);
+      text = render_flamegraph_svg(folded_stacks(diff, *metric), svg);
     } else {
       text = render_folded(diff, *metric);
     }
@@ -92,7 +94,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "folded", "svg", "jeprof"}))
       ->capture_default_str();
   diff->add_option("--metric", options->metric, "What folded and svg output count")
-      ->check(CLI::IsMember({"live_objects", "live_bytes", "accum_objects", "accum_bytes"}))
+      ->check(parsed_by(parse_metric, "METRIC"))
       ->capture_default_str();
   diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")
       ->check(CLI::ExistingFile);

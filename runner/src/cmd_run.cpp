@@ -29,6 +29,7 @@
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
 #include "output.h"
+#include "vocabulary_check.h"
 #include "progress.h"
 #include "heapgate/sys.h"
 #include "heapgate/report_files.h"
@@ -452,7 +453,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "Run GoogleTest binaries linked with heapgate::gtest_main under the gate: exact allocation counts per test,\n"
       "compared with the baselines; sharded over --jobs processes; reports merged into --report.");
   run->add_option("--mode", options->mode, "How tests are measured")
-      ->check(CLI::IsMember({"off", "counters", "exact", "sampled"}))
+      ->check(parsed_by(parse_mode, "MODE"))
       ->capture_default_str();
   run->add_option("--baselines", options->baselines, "Directory of <binary>.json baselines (a missing one is created)")
       ->capture_default_str();

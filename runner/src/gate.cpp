@@ -95,7 +95,7 @@ void print_summary(std::FILE* out, const std::vector<Report>& reports) {
     std::fprintf(out, " %11zu%s\n", gtest_failed, report.run.complete ? "" : "  (incomplete: the binary crashed)");
   }
   for (const Report& report : reports) {
-    if (report.run.mode == "off" && !report.run.unavailable_reason.empty()) {
+    if (report.run.mode == Mode::off && !report.run.unavailable_reason.empty()) {
       std::fprintf(out, "%s: nothing measured: %s\n", report.run.binary.c_str(), report.run.unavailable_reason.c_str());
     }
     for (const TestRecord& record : report.tests) {

@@ -93,7 +93,7 @@ TEST_F(GtestPlugin, CountersModeMeasuresEveryTestExactly) {
   SuiteRun run = run_suite("sample_suite", dir_, {kGoodTests});
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_EQ(run.report.run.mode, "counters");
+  EXPECT_EQ(run.report.run.mode, Mode::counters);
   const TestRecord* clean = find(run.report, "Sample.Clean");
   ASSERT_NE(clean, nullptr) << run.output;
   EXPECT_EQ(clean->verdict, Verdict::pass);
@@ -146,7 +146,7 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks")) << leak->message;
   EXPECT_EQ(leak->growth.live_allocations, (std::vector<std::uint64_t>{3, 6, 9}));
   ASSERT_FALSE(leak->stacks.empty());
-  EXPECT_EQ(leak->stacks[0].delta_live_objects, 3.0);  // per run
+  EXPECT_EQ(leak->stacks[0].counts.live_objects, 3.0);  // per run
   // The exact re-run's raw heap profile is kept and named in the report.
   ASSERT_EQ(leak->profiles.size(), 1u);
   EXPECT_TRUE(fs::exists(leak->profiles[0])) << leak->profiles[0];
@@ -184,7 +184,7 @@ TEST_F(GtestPlugin, ExactModeAgreesWithCounters) {
   SuiteRun counters = run_suite("sample_suite", dir_ + "/c", {kGoodTests});
   SuiteRun exact = run_suite("sample_suite", dir_ + "/e", {kGoodTests, "--heapgate_mode=exact"});
   ASSERT_TRUE(counters.has_report && exact.has_report);
-  EXPECT_EQ(exact.report.run.mode, "exact") << exact.output;
+  EXPECT_EQ(exact.report.run.mode, Mode::exact) << exact.output;
   ASSERT_EQ(counters.report.tests.size(), exact.report.tests.size());
   for (const auto& c : counters.report.tests) {
     const TestRecord* e = find(exact.report, c.name);

@@ -219,7 +219,7 @@ TEST_F(RunGate, BinaryWithoutJemallocIsMeasuredThroughLdPreload) {
   auto r = run({}, {}, "sample_suite_nojemalloc");
   EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   Report measured = report("sample_suite_nojemalloc");
-  EXPECT_EQ(measured.run.mode, "counters");
+  EXPECT_EQ(measured.run.mode, Mode::counters);
   const TestRecord* counted = find(measured, "Sample.Counted");
   ASSERT_NE(counted, nullptr);
   EXPECT_EQ(counted->verdict, Verdict::new_test);
@@ -251,7 +251,7 @@ TEST_F(RunGate, AcceptRefusesSampledEstimatesOverExactBaselinesUnlessForced) {
   ASSERT_TRUE(before);
   auto sampled = run({"--mode", "sampled"});
   ASSERT_NE(sampled.exit_code, 2) << sampled.stderr_text;
-  EXPECT_EQ(report().run.mode, "sampled");
+  EXPECT_EQ(report().run.mode, Mode::sampled);
   auto refused = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.stderr_text.find("sampled"), std::string::npos) << refused.stderr_text;

@@ -107,6 +107,15 @@ TEST(RunnerBadInput, EachGivesOneClearLineAndExitCode2) {
   EXPECT_EQ(report.exit_code, 2);
   EXPECT_NE(report.stderr_text.find("bad.json"), std::string::npos) << report.stderr_text;
   EXPECT_EQ(report.stdout_text, "");
+  // A vocabulary flag answers with the parser's own message: the value and the valid names.
+  auto metric = heapgate_cli({"diff", "--metric", "live-bytes", dir + "/bad.heap", dir + "/bad.heap"});
+  EXPECT_EQ(metric.exit_code, 2);
+  EXPECT_NE(metric.stderr_text.find("unknown metric \"live-bytes\"; expected one of live_objects"), std::string::npos)
+      << metric.stderr_text;
+  auto mode = heapgate_cli({"run", "--mode", "precise", "--", "/bin/true"});
+  EXPECT_EQ(mode.exit_code, 2);
+  EXPECT_NE(mode.stderr_text.find("unknown mode \"precise\"; expected one of off, counters"), std::string::npos)
+      << mode.stderr_text;
 }
 
 TEST(RunnerReport, MergesShardsAndRendersJUnitAndMarkdown) {

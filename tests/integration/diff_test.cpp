@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "heapgate/diff.h"
+#include "heapgate/folded.h"
 #include "heapgate/normalize.h"
 #include "heapgate/symbolizer.h"
 #include "test_support.h"
@@ -29,7 +30,7 @@ const StackDelta* find_entry(const ProfileDiff& diff, std::string_view function)
 }
 
 // Parses folded lines back: "a;b;c VALUE" -> {"a;b;c": VALUE}.
-std::map<std::string, long long> parse_folded(const std::string& text) {
+std::map<std::string, long long> folded_values(const std::string& text) {
   std::map<std::string, long long> out;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -95,12 +96,12 @@ TEST_F(CrossProcessDiff, FindsExactlyTheInjectedStacks) {
   EXPECT_FALSE(contains(text, "steady_work")) << text;
   EXPECT_FALSE(contains(text, ".0")) << "exact counts print no decimals:\n" << text;
 
-  const auto live = parse_folded(render_folded(diff, Metric::live_bytes));
+  const auto live = folded_values(render_folded(diff, Metric::live_bytes));
   EXPECT_EQ(live, (std::map<std::string, long long>{{"main;(anonymous namespace)::injected_leak(int)", 288}}));
-  const auto accum = parse_folded(render_folded(diff, Metric::accum_objects));
+  const auto accum = folded_values(render_folded(diff, Metric::accum_objects));
   EXPECT_EQ(accum, (std::map<std::string, long long>{{"main;(anonymous namespace)::injected_leak(int)", 3},
                                                      {"main;(anonymous namespace)::injected_extra(int)", 7}}));
-  const auto whole = parse_folded(render_folded(c, Metric::accum_bytes));
+  const auto whole = folded_values(render_folded(c, Metric::accum_bytes));
   long long sum = 0;
   for (const auto& [stack, value] : whole) sum += value;
   EXPECT_EQ(sum, static_cast<long long>(c.scaled_totals.accum_bytes));
@@ -187,7 +188,7 @@ TEST(Diff, OrdersByLiveBytesThenAccumulatedBytesThenKey) {
   EXPECT_FALSE(contains(text, "new_a")) << text;
   EXPECT_TRUE(contains(text, "3 more changed stacks not shown")) << text;
 
-  const auto folded = parse_folded(render_folded(diff, Metric::live_bytes));
+  const auto folded = folded_values(render_folded(diff, Metric::live_bytes));
   EXPECT_EQ(folded, (std::map<std::string, long long>{{"main;grows", 400}, {"main;shrinks", -50}}));
 }
 
@@ -201,6 +202,29 @@ TEST(Diff, SampledProfilesAreMarkedEstimated) {
   EXPECT_TRUE(contains(text, "+100.5 B (100.5 -> 201.0)")) << text;
   EXPECT_TRUE(contains(text, "estimated")) << text;
   EXPECT_EQ(render_folded(diff, Metric::live_bytes), "f 101\n");  // rounded half away from zero
+}
+
+// One function picks the explaining stacks of a profile or a diff: the top by
+// live bytes, then the top by allocations, each stack once.
+TEST(TopStacks, TakesTheTopByLiveBytesThenByAllocationsWithoutRepeats) {
+  const NormalizedProfile p = profile_of({stack({"holds", "main"}, 1, 4096, 1, 4096),
+                                          stack({"churns", "main"}, 0, 0, 500, 8000),
+                                          stack({"both", "main"}, 1, 1024, 900, 9000),
+                                          stack({"small", "main"}, 0, 0, 2, 32)});
+  const std::vector<StackSample> top = top_stacks(p, 2);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_EQ(top[0].frames, (std::vector<std::string>{"holds", "main"}));
+  EXPECT_EQ(top[0].counts, (ScaledCounts{1, 4096, 1, 4096}));
+  EXPECT_EQ(top[1].frames, (std::vector<std::string>{"both", "main"}));  // 2nd by live bytes, 1st by allocations
+  EXPECT_EQ(top[2].frames, (std::vector<std::string>{"churns", "main"}));
+
+  // From a diff, the counts are the change.
+  const NormalizedProfile before = profile_of({stack({"holds", "main"}, 1, 1000, 1, 1000)});
+  const std::vector<StackSample> changed = top_stacks(diff_profiles(before, p), 1);
+  ASSERT_FALSE(changed.empty());
+  EXPECT_EQ(changed[0].frames, (std::vector<std::string>{"holds", "main"}));
+  EXPECT_EQ(changed[0].counts, (ScaledCounts{0, 3096, 0, 3096}));
+  EXPECT_TRUE(top_stacks(p, 0).empty());
 }
 
 TEST(Diff, FoldedOutputEscapesSeparators) {

@@ -34,7 +34,7 @@ TEST(Mode, ParsesEveryNameItPrints) {
 TEST(Mode, RejectsUnknownNameListingValidOnes) {
   auto parsed = parse_mode("precise");
   ASSERT_FALSE(parsed);
-  EXPECT_EQ(parsed.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(parsed.error().code, ErrorCode::parse_error);
   EXPECT_NE(parsed.error().message().find("precise"), std::string::npos);
   EXPECT_NE(parsed.error().message().find("counters"), std::string::npos);
 }

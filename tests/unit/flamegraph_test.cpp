@@ -73,7 +73,7 @@ std::vector<int> rgb_of(const std::string& fill) {
   return out;
 }
 
-FlameStack stack(std::vector<std::string> frames, double value) { return FlameStack{std::move(frames), value}; }
+FoldedStack stack(std::vector<std::string> frames, double value) { return FoldedStack{std::move(frames), value}; }
 
 // --- parse_folded -------------------------------------------------------------
 
@@ -89,7 +89,7 @@ TEST(ParseFolded, ReadsStacksValuesAndSkipsBlankLines) {
       "main;parse;std::vector<char>::reserve(unsigned long) 4096";  // no final newline, repeated stack
   auto parsed = parse_folded(text, "in.folded");
   ASSERT_TRUE(parsed) << parsed.error().message();
-  const std::vector<FlameStack> expected = {
+  const std::vector<FoldedStack> expected = {
       stack({"main", "parse", "std::vector<char>::reserve(unsigned long)"}, 4096),
       stack({"main", "f(int, char)"}, -12),
       stack({"main"}, 2.5),
@@ -150,10 +150,10 @@ TEST(ParseFolded, ReadsBackWhatRenderFoldedWrites) {
 
   auto parsed = parse_folded(render_folded(diff, Metric::live_bytes), "diff.folded");
   ASSERT_TRUE(parsed) << parsed.error().message();
-  const std::vector<FlameStack> expected = {stack({"main", "handle(Request const&)", "leak(int)"}, 2240),
+  const std::vector<FoldedStack> expected = {stack({"main", "handle(Request const&)", "leak(int)"}, 2240),
                                             stack({"main", "cache::evict()"}, -448)};
   EXPECT_EQ(*parsed, expected);
-  EXPECT_EQ(flame_stacks(diff, Metric::live_bytes), expected);
+  EXPECT_EQ(folded_stacks(diff, Metric::live_bytes), expected);
   EXPECT_EQ(flame_unit(Metric::live_bytes), "bytes");
   EXPECT_EQ(flame_unit(Metric::accum_objects), "objects");
 
@@ -162,8 +162,19 @@ TEST(ParseFolded, ReadsBackWhatRenderFoldedWrites) {
   s.frames = {"leaf()", "main"};
   s.scaled.live_objects = 2.5;  // sampled estimates stay fractional
   profile.stacks = {s};
-  EXPECT_EQ(flame_stacks(profile, Metric::live_objects), std::vector<FlameStack>{stack({"main", "leaf()"}, 2.5)});
-  EXPECT_TRUE(flame_stacks(profile, Metric::live_bytes).empty());
+  EXPECT_EQ(folded_stacks(profile, Metric::live_objects), std::vector<FoldedStack>{stack({"main", "leaf()"}, 2.5)});
+  EXPECT_TRUE(folded_stacks(profile, Metric::live_bytes).empty());
+}
+
+TEST(Folded, WriteRoundsSanitizesAndParsesBack) {
+  const std::vector<FoldedStack> stacks = {stack({"main", "f(a;b)"}, 100.4), stack({"main", "two\nlines"}, -2.5),
+                                           stack({"main", "gone"}, 0.4)};
+  const std::string text = write_folded(stacks);
+  EXPECT_EQ(text, "main;f(a:b) 100\nmain;two lines -3\n");  // half away from zero; a 0 line is left out
+  auto parsed = parse_folded(text, "written.folded");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(*parsed, (std::vector<FoldedStack>{stack({"main", "f(a:b)"}, 100), stack({"main", "two lines"}, -3)}));
+  EXPECT_EQ(write_folded({}), "");
 }
 
 // --- render_flamegraph_svg ----------------------------------------------------
@@ -258,7 +269,7 @@ TEST(FlamegraphSvg, EscapesNamesForXml) {
 }
 
 TEST(FlamegraphSvg, SameInputGivesTheSameBytes) {
-  std::vector<FlameStack> stacks;
+  std::vector<FoldedStack> stacks;
   for (int i = 0; i < 50; ++i) {
     stacks.push_back(stack({"main", "worker" + std::to_string(i % 7), "alloc" + std::to_string(i)}, 10 + i));
   }
@@ -323,8 +334,8 @@ TEST(FlamegraphSvg, DifferentialIsRedForGrowthAndBlueForShrinkage) {
 }
 
 TEST(FlamegraphSvg, EmptyInputSaysNoSamples) {
-  for (const std::vector<FlameStack>& stacks :
-       {std::vector<FlameStack>{}, std::vector<FlameStack>{stack({"main"}, 0)}}) {
+  for (const std::vector<FoldedStack>& stacks :
+       {std::vector<FoldedStack>{}, std::vector<FoldedStack>{stack({"main"}, 0)}}) {
     const std::string text = render_flamegraph_svg(stacks, {});
     Svg svg;
     ASSERT_NO_FATAL_FAILURE(parse_svg(text, svg));

@@ -278,13 +278,13 @@ LiveGrowth series(std::vector<std::uint64_t> blocks) {
   return g;
 }
 
-StackSummary stack(std::vector<std::string> frames, double live, double allocations) {
-  StackSummary s;
+StackSample stack(std::vector<std::string> frames, double live, double allocations) {
+  StackSample s;
   s.frames = std::move(frames);
-  s.delta_live_objects = live;
-  s.delta_live_bytes = live * 32;
-  s.delta_accum_objects = allocations;
-  s.delta_accum_bytes = allocations * 32;
+  s.counts.live_objects = live;
+  s.counts.live_bytes = live * 32;
+  s.counts.accum_objects = allocations;
+  s.counts.accum_bytes = allocations * 32;
   return s;
 }
 
@@ -411,7 +411,7 @@ TEST(GateTest, WithoutExplainingGrowthIsStillCheckedButNoStacksAreTaken) {
 }
 
 TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedBySite) {
-  std::vector<StackSummary> stacks = {
+  std::vector<StackSample> stacks = {
       stack({"std::vector<int, std::allocator<int> >::_M_realloc_insert(int&&) at stl_vector.h:1287",
              "Lru<std::string>::join_all() at lru.cpp:42", "main"},
             0, 50),

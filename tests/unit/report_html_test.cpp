@@ -39,7 +39,7 @@ TestRecord record(const std::string& suite, const std::string& test, Metrics cur
 Report sample_report() {
   Report r;
   r.run.binary = "parser_test";
-  r.run.mode = "exact";
+  r.run.mode = Mode::exact;
   r.run.jemalloc_version = "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c";
   r.run.host = "ci-runner-1";
   r.run.started_at = "2024-05-01T12:00:00Z";
@@ -47,13 +47,13 @@ Report sample_report() {
   TestRecord grows = record("Parser", "GrowsBuffer", Metrics{180, 8192, 0, 0, 4096}, Metrics{120, 4096, 0, 0, 4096});
   grows.verdict = Verdict::regressed;
   grows.message = std::string("heapgate: Parser.GrowsBuffer regressed (counters mode) ") + kInjected;
-  grows.stacks.push_back(StackSummary{{"std::vector<char>::reserve(unsigned long)", "Parser::grow()", "Parser::parse()",
+  grows.stacks.push_back(StackSample{{"std::vector<char>::reserve(unsigned long)", "Parser::grow()", "Parser::parse()",
                                        "Parser_GrowsBuffer_Test::TestBody()"},
                                       0,
                                       0,
                                       60,
                                       4096});
-  grows.stacks.push_back(StackSummary{
+  grows.stacks.push_back(StackSample{
       {"operator new(unsigned long)", "Parser::token()", "Parser::parse()", "Parser_GrowsBuffer_Test::TestBody()"},
       0,
       0,
@@ -184,8 +184,8 @@ TEST(HtmlReport, IsOneSelfContainedEscapedPage) {
 TEST(HtmlReport, LeakGraphShowsLiveBytesAndTestsWithoutStacksSayWhy) {
   Report r = sample_report();
   r.tests[0].verdict = Verdict::leaked;
-  r.tests[0].stacks[0].delta_live_bytes = 224;
-  r.tests[0].stacks[0].delta_live_objects = 1;
+  r.tests[0].stacks[0].counts.live_bytes = 224;
+  r.tests[0].stacks[0].counts.live_objects = 1;
   TestRecord budget = r.tests[1];
   budget.name = "Budget.NoStacks";
   budget.verdict = Verdict::over_budget;

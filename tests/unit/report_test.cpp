@@ -62,7 +62,7 @@ Report sample_report() {
   Report r;
   r.run.binary = "parser_test";
   r.run.build_id = "4f2a9c0d1e";
-  r.run.mode = "exact";
+  r.run.mode = Mode::exact;
   r.run.jemalloc_version = "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c";
   r.run.host = "ci-runner-1";
   r.run.started_at = "2024-05-01T12:00:00Z";
@@ -102,16 +102,16 @@ Report sample_report() {
   r.tests.push_back(faster);
 
   TestRecord grows = record("Parser", "GrowsBuffer", Metrics{180, 8192, 0, 0, 4096}, Metrics{120, 4096, 0, 0, 4096}, 4.75);
-  grows.stacks.push_back(StackSummary{{"std::vector<char>::reserve(unsigned long)", "Parser::grow()", "Parser::parse()"},
+  grows.stacks.push_back(StackSample{{"std::vector<char>::reserve(unsigned long)", "Parser::grow()", "Parser::parse()"},
                                       0, 0, 60, 4096});
-  grows.stacks.push_back(StackSummary{{"operator new(unsigned long)", "Parser::token()"}, 0, 0, 0.5, 12.25});
+  grows.stacks.push_back(StackSample{{"operator new(unsigned long)", "Parser::token()"}, 0, 0, 0.5, 12.25});
   grows.profiles.push_back("reports/parser_test/Parser.GrowsBuffer.heap");
   r.tests.push_back(grows);
 
   TestRecord leaks = record("Parser", "Leaks", Metrics{10, 400, 3, 96, 400}, Metrics{10, 400, 0, 0, 400}, 1.5);
   leaks.verdict = Verdict::leaked;
   leaks.message = "heapgate: Parser.Leaks leaked (exact mode)\nleaked 3 allocations (96 bytes) still live at the end of the test";
-  leaks.stacks.push_back(StackSummary{{"malloc", "Parser::cache()"}, 3, 96, 3, 96});
+  leaks.stacks.push_back(StackSample{{"malloc", "Parser::cache()"}, 3, 96, 3, 96});
   r.tests.push_back(leaks);
 
   TestRecord ok = record("Parser", "ReadsConfig", Metrics{120, 4096, 0, 0, 2048}, Metrics{120, 4096, 0, 0, 2048}, 0.5);
@@ -334,7 +334,7 @@ TEST(ReportJunit, HostileTextStaysValidXml) {
   r.run.binary = "bin<&>\"'";
   TestRecord t = record("S", "T", Metrics{1, 1, 0, 0, 1}, Metrics{0, 0, 0, 0, 0}, 1);
   t.message = std::string("ctrl\x01\x1b[0m bad utf8 \xff\xfe ]]> <tag> & \"q\" \xed\xa0\x80 ok \xC3\xA9");
-  t.stacks.push_back(StackSummary{{"f<\x02>()"}, 1, 1, 1, 1});
+  t.stacks.push_back(StackSample{{"f<\x02>()"}, 1, 1, 1, 1});
   r.tests.push_back(t);
   HEAPGATE_EXPECT_VALID_JUNIT(to_junit_xml(r));
 }
@@ -428,10 +428,10 @@ TEST(ReportApproval, HtmlMatchesApprovedFile) { expect_approved("report.html", t
 // allocated bytes they changed: the picture the HTML page draws per test, as
 // a standalone .svg (XML declaration, zoom script).
 TEST(ReportApproval, DifferentialFlameGraphMatchesApprovedFile) {
-  std::vector<FlameStack> stacks;
+  std::vector<FoldedStack> stacks;
   for (const TestRecord& t : sample_report().tests) {
-    for (const StackSummary& s : t.stacks) {
-      stacks.push_back(FlameStack{{s.frames.rbegin(), s.frames.rend()}, s.delta_accum_bytes});
+    for (const StackSample& s : t.stacks) {
+      stacks.push_back(FoldedStack{{s.frames.rbegin(), s.frames.rend()}, s.counts.accum_bytes});
     }
   }
   ASSERT_EQ(stacks.size(), 3u) << "the sample report's stacks changed; the graph would lose its subject";

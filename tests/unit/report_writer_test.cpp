@@ -18,7 +18,7 @@ namespace {
 RunInfo run_info() {
   RunInfo run;
   run.binary = "crashy_test";
-  run.mode = "counters";
+  run.mode = Mode::counters;
   run.host = "h";
   run.started_at = "2024-05-01T12:00:00Z";
   return run;

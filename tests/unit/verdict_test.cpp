@@ -190,6 +190,23 @@ TEST(MetricName, ParsesEveryNameAndIndexesMetrics) {
   EXPECT_FALSE(parse_metric_name("allocs"));
 }
 
+// Every closed vocabulary a file or flag names answers a typo the same way:
+// parse_error, the bad value and the list to pick from.
+TEST(Vocabulary, EveryNameParserAnswersParseErrorWithTheValidNames) {
+  auto metric = parse_metric_name("allocs");
+  auto verdict = parse_verdict("passed");
+  auto mode = parse_mode("precise");
+  ASSERT_FALSE(metric);
+  ASSERT_FALSE(verdict);
+  ASSERT_FALSE(mode);
+  EXPECT_EQ(metric.error().code, ErrorCode::parse_error);
+  EXPECT_EQ(verdict.error().code, ErrorCode::parse_error);
+  EXPECT_EQ(mode.error().code, ErrorCode::parse_error);
+  EXPECT_NE(metric.error().message().find("\"allocs\"; expected one of allocations,"), std::string::npos);
+  EXPECT_NE(verdict.error().message().find("\"passed\"; expected one of pass,"), std::string::npos);
+  EXPECT_NE(mode.error().message().find("\"precise\"; expected one of off,"), std::string::npos);
+}
+
 TEST(Explain, LeakAndBudget) {
   EXPECT_EQ(explain_leak(metrics(10, 100, 3, 96)), "leaked 3 allocations (96 bytes) still live at the end of the test");
   EXPECT_EQ(explain_leak(metrics(10)), "");

@@ -81,22 +81,6 @@ void append_change(std::string& out, const char* unit, double base, double curre
   out += ')';
 }
 
-void append_folded(std::string& out, const Frames& frames, long long value) {
-  for (std::size_t i = frames.size(); i-- > 0;) {
-    const std::size_t start = out.size();
-    out += frames[i].view();
-    // flamegraph.pl splits frames at ';' and records at line breaks.
-    for (std::size_t k = start; k < out.size(); ++k) {
-      if (out[k] == ';') out[k] = ':';
-      if (out[k] == '\n' || out[k] == '\r') out[k] = ' ';
-    }
-    if (i > 0) out += ';';
-  }
-  out += ' ';
-  out += std::to_string(value);
-  out += '\n';
-}
-
 }  // namespace
 
 std::string_view to_string(Metric metric) noexcept { return kMetricNames[static_cast<std::size_t>(metric)]; }
@@ -213,22 +197,33 @@ std::string render_diff_text(const ProfileDiff& diff, std::size_t max_stacks) {
   return out;
 }
 
-std::string render_folded(const ProfileDiff& diff, Metric metric) {
-  std::string out;
-  for (const StackDelta& e : diff.entries) {
-    const long long value = std::llround(metric_value(e.delta, metric));
-    if (value != 0) append_folded(out, e.frames, value);
+std::vector<StackSample> top_stacks(const ProfileDiff& diff, std::size_t limit) {
+  std::vector<const StackDelta*> by_count;
+  by_count.reserve(diff.entries.size());
+  for (const StackDelta& e : diff.entries) by_count.push_back(&e);
+  std::stable_sort(by_count.begin(), by_count.end(), [](const StackDelta* a, const StackDelta* b) {
+    return a->delta.accum_objects > b->delta.accum_objects;
+  });
+  std::vector<const StackDelta*> chosen;
+  auto take = [&](const StackDelta* e) {
+    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+  };
+  for (std::size_t i = 0; i < diff.entries.size() && i < limit; ++i) take(&diff.entries[i]);
+  for (std::size_t i = 0; i < by_count.size() && i < limit; ++i) take(by_count[i]);
+  std::vector<StackSample> out;
+  out.reserve(chosen.size());
+  for (const StackDelta* e : chosen) {
+    StackSample sample;
+    sample.frames.reserve(e->frames.size());
+    for (const FrameName& f : e->frames) sample.frames.push_back(f.str());
+    sample.counts = e->delta;
+    out.push_back(std::move(sample));
   }
   return out;
 }
 
-std::string render_folded(const NormalizedProfile& profile, Metric metric) {
-  std::string out;
-  for (const NormalizedStack& s : profile.stacks) {
-    const long long value = std::llround(metric_value(s.scaled, metric));
-    if (value != 0) append_folded(out, s.frames, value);
-  }
-  return out;
+std::vector<StackSample> top_stacks(const NormalizedProfile& profile, std::size_t limit) {
+  return top_stacks(diff_profiles(NormalizedProfile{}, profile), limit);
 }
 
 }  // namespace heapgate

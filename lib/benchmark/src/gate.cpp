@@ -269,11 +269,11 @@ Result<Report> parse_benchmark_json(std::string_view text, std::string_view sour
     if (std::string exe = text_of("executable"); !exe.empty()) info.binary = base_name(exe);
     info.host = text_of("host_name");
     info.started_at = text_of("date");
-    info.mode = text_of(kContextMode);
+    const std::string mode_text = text_of(kContextMode);
     info.jemalloc_version = text_of(kContextJemallocVersion);
     info.unavailable_reason = text_of(kContextUnavailable);
-    if (r.ok() && !info.mode.empty()) {
-      auto m = parse_mode(info.mode);
+    if (r.ok() && !mode_text.empty()) {
+      auto m = parse_mode(mode_text);
       if (!m) {
         r.fail_at(pointer_append("/context", kContextMode), m.error().what, m.error().fix);
       } else {
@@ -281,6 +281,7 @@ Result<Report> parse_benchmark_json(std::string_view text, std::string_view sour
       }
     }
   }
+  info.mode = mode;
   if (!r.ok()) return fail(r.error());
   const json* benchmarks = r.member(doc, "", "benchmarks", true);
   if (benchmarks == nullptr || !r.array(*benchmarks, "/benchmarks")) {

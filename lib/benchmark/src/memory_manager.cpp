@@ -13,6 +13,7 @@
 
 #include "heapgate/benchmark.h"
 #include "heapgate/diff.h"
+#include "heapgate/folded.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"

@@ -51,13 +51,13 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
         double suppressed_blocks = 0;
         double suppressed_bytes = 0;
         for (const auto& s : sites->stacks) {
-          if (s.delta_live_objects <= 0) continue;
+          if (s.counts.live_objects <= 0) continue;
           any = true;
           if (suppressions.match(s) == nullptr) {
             all_suppressed = false;
           } else {
-            suppressed_blocks += s.delta_live_objects;
-            suppressed_bytes += s.delta_live_bytes;
+            suppressed_blocks += s.counts.live_objects;
+            suppressed_bytes += s.counts.live_bytes;
           }
         }
         if (all_suppressed && any) {

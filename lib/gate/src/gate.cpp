@@ -35,7 +35,7 @@ bool is_default_constructor(const std::string& name) {
 // fixture object itself ("[framework]"), or testing::Test's flag saver, built
 // while the generated test class and its fixtures are default-constructed
 // (after std:: library frames; GoogleTest's own frames are already dropped).
-bool is_gtest_overhead(const StackSummary& stack) {
+bool is_gtest_overhead(const StackSample& stack) {
   bool seen_own = false;
   bool constructors = false;
   bool generated = false;
@@ -291,18 +291,18 @@ Observation observation_of(const TestRecord& record) {
   return o;
 }
 
-std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Verdict verdict, std::size_t limit) {
+std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verdict verdict, std::size_t limit) {
   stacks.erase(std::remove_if(stacks.begin(), stacks.end(), is_gtest_overhead), stacks.end());
   if (verdict == Verdict::leaked) {
     stacks.erase(std::remove_if(stacks.begin(), stacks.end(),
-                                [](const StackSummary& s) { return s.delta_live_objects <= 0; }),
+                                [](const StackSample& s) { return s.counts.live_objects <= 0; }),
                  stacks.end());
-    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSummary& a, const StackSummary& b) {
-      return a.delta_live_bytes > b.delta_live_bytes;
+    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSample& a, const StackSample& b) {
+      return a.counts.live_bytes > b.counts.live_bytes;
     });
   } else {
-    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSummary& a, const StackSummary& b) {
-      return a.delta_accum_objects > b.delta_accum_objects;
+    std::stable_sort(stacks.begin(), stacks.end(), [](const StackSample& a, const StackSample& b) {
+      return a.counts.accum_objects > b.counts.accum_objects;
     });
   }
   if (stacks.size() > limit) stacks.resize(limit);
@@ -318,10 +318,10 @@ std::string failure_text(const TestRecord& record, const std::string& stacks_sou
     out += "  top stacks (" + stacks_source + "):\n";
     for (const auto& s : record.stacks) {
       if (record.verdict == Verdict::leaked) {
-        out += "    " + format_count(s.delta_live_objects) + " blocks, " + format_count(s.delta_live_bytes) +
+        out += "    " + format_count(s.counts.live_objects) + " blocks, " + format_count(s.counts.live_bytes) +
                " B still live, allocated at:\n";
       } else {
-        out += "    " + format_count(s.delta_accum_objects) + " allocations, " + format_count(s.delta_accum_bytes) +
+        out += "    " + format_count(s.counts.accum_objects) + " allocations, " + format_count(s.counts.accum_bytes) +
                " B, at:\n";
       }
       for (const auto& frame : s.frames) out += "      " + compact_name(frame) + "\n";
@@ -332,7 +332,7 @@ std::string failure_text(const TestRecord& record, const std::string& stacks_sou
   return out;
 }
 
-std::vector<CallSite> call_sites_of(const std::vector<StackSummary>& stacks, std::size_t limit) {
+std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit) {
   std::map<std::string, CallSite> by_function;
   for (const auto& s : stacks) {
     if (s.frames.empty() || is_gtest_overhead(s)) continue;
@@ -348,8 +348,8 @@ std::vector<CallSite> call_sites_of(const std::vector<StackSummary>& stacks, std
     CallSite& site = by_function[function];
     site.function = function;
     if (site.location.empty()) site.location = location;
-    site.allocations += static_cast<std::uint64_t>(s.delta_accum_objects > 0 ? s.delta_accum_objects + 0.5 : 0);
-    site.bytes += static_cast<std::uint64_t>(s.delta_accum_bytes > 0 ? s.delta_accum_bytes + 0.5 : 0);
+    site.allocations += static_cast<std::uint64_t>(s.counts.accum_objects > 0 ? s.counts.accum_objects + 0.5 : 0);
+    site.bytes += static_cast<std::uint64_t>(s.counts.accum_bytes > 0 ? s.counts.accum_bytes + 0.5 : 0);
   }
   std::vector<CallSite> all;
   for (auto& [name, site] : by_function) all.push_back(std::move(site));

@@ -50,8 +50,10 @@ Result<MetricName> parse_metric_name(std::string_view text) {
   for (MetricName m : kMetricNames) {
     if (text == to_string(m)) return m;
   }
-  return fail(make_error(ErrorCode::invalid_argument, "metric", "unknown metric \"" + std::string(text) + "\"",
-                         "use one of allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes"));
+  return fail(make_error(ErrorCode::parse_error, "metric",
+                         "unknown metric \"" + std::string(text) +
+                             "\"; expected one of allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
+                         "write e.g. allocations"));
 }
 
 std::uint64_t get(const Metrics& metrics, MetricName metric) noexcept {

@@ -21,12 +21,6 @@ bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
 }
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
 
-bool operator==(const StackSummary& a, const StackSummary& b) noexcept {
-  return a.frames == b.frames && a.delta_live_objects == b.delta_live_objects &&
-         a.delta_live_bytes == b.delta_live_bytes && a.delta_accum_objects == b.delta_accum_objects &&
-         a.delta_accum_bytes == b.delta_accum_bytes;
-}
-bool operator!=(const StackSummary& a, const StackSummary& b) noexcept { return !(a == b); }
 
 bool operator==(const LiveGrowth& a, const LiveGrowth& b) noexcept {
   return a.live_allocations == b.live_allocations && a.live_bytes == b.live_bytes;
@@ -75,7 +69,7 @@ Result<Report> merge_reports(const std::vector<Report>& reports) {
     const RunInfo& run = reports[i].run;
     for (auto check : {agree("binary", merged.run.binary, run.binary, i),
                        agree("build_id", merged.run.build_id, run.build_id, i),
-                       agree("mode", merged.run.mode, run.mode, i),
+                       agree("mode", std::string(to_string(merged.run.mode)), std::string(to_string(run.mode)), i),
                        agree("jemalloc_version", merged.run.jemalloc_version, run.jemalloc_version, i),
                        agree("total_shards", std::to_string(merged.run.total_shards), std::to_string(run.total_shards),
                              i)}) {

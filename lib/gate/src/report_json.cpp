@@ -29,12 +29,12 @@ json delta_to_json(const MetricDelta& d) {
               {"limit", d.limit}};
 }
 
-json stack_to_json(const StackSummary& s) {
+json stack_to_json(const StackSample& s) {
   return json{{"frames", s.frames},
-              {"delta_live_objects", finite(s.delta_live_objects)},
-              {"delta_live_bytes", finite(s.delta_live_bytes)},
-              {"delta_accum_objects", finite(s.delta_accum_objects)},
-              {"delta_accum_bytes", finite(s.delta_accum_bytes)}};
+              {"delta_live_objects", finite(s.counts.live_objects)},
+              {"delta_live_bytes", finite(s.counts.live_bytes)},
+              {"delta_accum_objects", finite(s.counts.accum_objects)},
+              {"delta_accum_bytes", finite(s.counts.accum_bytes)}};
 }
 
 template <typename Enum, typename Parse>
@@ -78,18 +78,18 @@ std::vector<std::string> read_strings(JsonReader& r, const json& v, const std::s
   return out;
 }
 
-StackSummary read_stack(JsonReader& r, const json& v, const std::string& p) {
-  StackSummary s;
+StackSample read_stack(JsonReader& r, const json& v, const std::string& p) {
+  StackSample s;
   if (!r.object(v, p)) return s;
   r.only_keys(v, p, {"delta_accum_bytes", "delta_accum_objects", "delta_live_bytes", "delta_live_objects", "frames"});
   if (const json* f = r.member(v, p, "frames", true)) s.frames = read_strings(r, *f, pointer_append(p, "frames"));
   auto num = [&](const char* key, double& out) {
     if (const json* f = r.member(v, p, key, false)) out = r.number(*f, pointer_append(p, key));
   };
-  num("delta_live_objects", s.delta_live_objects);
-  num("delta_live_bytes", s.delta_live_bytes);
-  num("delta_accum_objects", s.delta_accum_objects);
-  num("delta_accum_bytes", s.delta_accum_bytes);
+  num("delta_live_objects", s.counts.live_objects);
+  num("delta_live_bytes", s.counts.live_bytes);
+  num("delta_accum_objects", s.counts.accum_objects);
+  num("delta_accum_bytes", s.counts.accum_bytes);
   return s;
 }
 
@@ -112,7 +112,7 @@ Report parse_report_doc(JsonReader& r, const json& root) {
 json run_to_json(const RunInfo& run) {
   return json{{"binary", run.binary},
               {"build_id", run.build_id},
-              {"mode", run.mode},
+              {"mode", std::string(to_string(run.mode))},
               {"jemalloc_version", run.jemalloc_version},
               {"host", run.host},
               {"started_at", run.started_at},
@@ -166,7 +166,10 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   };
   str("binary", run.binary);
   str("build_id", run.build_id);
-  str("mode", run.mode);
+  if (const json* f = r.member(v, p, "mode", false)) {
+    run.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", "off, counters, exact, sampled",
+                               Mode::off);
+  }
   str("jemalloc_version", run.jemalloc_version);
   str("host", run.host);
   str("started_at", run.started_at);

@@ -6,7 +6,7 @@
 
 namespace heapgate {
 
-const Suppression* Suppressions::match(const StackSummary& stack) const noexcept {
+const Suppression* Suppressions::match(const StackSample& stack) const noexcept {
   for (const auto& frame : stack.frames) {
     for (const auto& s : entries) {
       if (frame.find(s.pattern) != std::string::npos) return &s;

@@ -24,8 +24,11 @@ Result<Verdict> parse_verdict(std::string_view text) {
   for (Verdict v : kVerdicts) {
     if (text == to_string(v)) return v;
   }
-  return fail(make_error(ErrorCode::invalid_argument, "verdict", "unknown verdict \"" + std::string(text) + "\"",
-                         "use one of pass, regressed, improved, leaked, over_budget, new, missing, unavailable"));
+  return fail(make_error(ErrorCode::parse_error, "verdict",
+                         "unknown verdict \"" + std::string(text) +
+                             "\"; expected one of pass, regressed, improved, leaked, over_budget, new, missing, "
+                             "unavailable",
+                         "write e.g. pass"));
 }
 
 bool is_failure(Verdict verdict, bool strict) noexcept {

@@ -18,6 +18,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/diff.h"
+#include "heapgate/folded.h"
 #include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
@@ -554,7 +555,7 @@ Reply MemoryProfiler::download_flamegraph(const QueryParams& params) {
   options.unit = std::string(flame_unit(metric));
   Reply r;
   r.content_type = "image/svg+xml";
-  r.body = render_flamegraph_svg(flame_stacks(profile, metric), options);
+  r.body = render_flamegraph_svg(folded_stacks(profile, metric), options);
   return r;
 }
 

@@ -133,8 +133,9 @@ Result<Mode> parse_mode(std::string_view text) {
   for (Mode m : {Mode::off, Mode::counters, Mode::exact, Mode::sampled}) {
     if (text == to_string(m)) return m;
   }
-  return fail(make_error(ErrorCode::invalid_argument, "mode", "unknown mode \"" + std::string(text) + "\"",
-                         "use one of off, counters, exact, sampled"));
+  return fail(make_error(ErrorCode::parse_error, "mode",
+                         "unknown mode \"" + std::string(text) + "\"; expected one of off, counters, exact, sampled",
+                         "write e.g. counters"));
 }
 
 Result<void> AllocatorStatus::check(Mode mode) const {

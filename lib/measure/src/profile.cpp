@@ -10,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "heapgate/stack_sample.h"
 #include "heapgate/sys.h"
 
 namespace heapgate {
@@ -570,5 +571,10 @@ ScaledCounts unsample(const Counts& counts, std::uint64_t sample_period) {
   }
   return out;
 }
+
+bool operator==(const StackSample& a, const StackSample& b) noexcept {
+  return a.frames == b.frames && a.counts == b.counts;
+}
+bool operator!=(const StackSample& a, const StackSample& b) noexcept { return !(a == b); }
 
 }  // namespace heapgate

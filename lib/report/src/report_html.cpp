@@ -113,15 +113,15 @@ std::string metric_cell(const TestRecord& t, MetricName m) {
 // bytes for a leak, allocated bytes otherwise), falling back to the first
 // metric the stacks have non-zero values for.
 struct FlameMetric {
-  double StackSummary::*field;
+  double ScaledCounts::*field;
   const char* label;
   const char* unit;
 };
 
-constexpr FlameMetric kLiveBytes{&StackSummary::delta_live_bytes, "live bytes", "bytes"};
-constexpr FlameMetric kLiveObjects{&StackSummary::delta_live_objects, "live objects", "objects"};
-constexpr FlameMetric kAccumBytes{&StackSummary::delta_accum_bytes, "allocated bytes", "bytes"};
-constexpr FlameMetric kAccumObjects{&StackSummary::delta_accum_objects, "allocations", "allocations"};
+constexpr FlameMetric kLiveBytes{&ScaledCounts::live_bytes, "live bytes", "bytes"};
+constexpr FlameMetric kLiveObjects{&ScaledCounts::live_objects, "live objects", "objects"};
+constexpr FlameMetric kAccumBytes{&ScaledCounts::accum_bytes, "allocated bytes", "bytes"};
+constexpr FlameMetric kAccumObjects{&ScaledCounts::accum_objects, "allocations", "allocations"};
 
 const FlameMetric* flame_metric(const TestRecord& t) {
   static constexpr const FlameMetric* kLeak[] = {&kLiveBytes, &kLiveObjects, &kAccumBytes, &kAccumObjects};
@@ -129,8 +129,8 @@ const FlameMetric* flame_metric(const TestRecord& t) {
   const FlameMetric* const* order = t.verdict == Verdict::leaked ? kLeak : kOther;
   for (std::size_t k = 0; k < 4; ++k) {
     const FlameMetric* m = order[k];
-    for (const StackSummary& s : t.stacks) {
-      if (s.*(m->field) != 0) return m;
+    for (const StackSample& s : t.stacks) {
+      if (s.counts.*(m->field) != 0) return m;
     }
   }
   return nullptr;
@@ -139,11 +139,11 @@ const FlameMetric* flame_metric(const TestRecord& t) {
 std::string flame_graph(const TestRecord& t) {
   const FlameMetric* metric = flame_metric(t);
   if (metric == nullptr) return {};
-  std::vector<FlameStack> stacks;
-  for (const StackSummary& s : t.stacks) {
-    FlameStack f;
+  std::vector<FoldedStack> stacks;
+  for (const StackSample& s : t.stacks) {
+    FoldedStack f;
     f.frames.assign(s.frames.rbegin(), s.frames.rend());
-    f.value = s.*(metric->field);
+    f.value = s.counts.*(metric->field);
     stacks.push_back(std::move(f));
   }
   FlamegraphOptions options;
@@ -183,7 +183,7 @@ std::string details_section(const TestRecord& t, std::size_t index, bool strict)
         "of a failing test (--heapgate_explain).</p>\n";
   } else {
     out += "<h4>Top stacks</h4>\n<ol class=\"stacks\">\n";
-    for (const StackSummary& s : t.stacks) {
+    for (const StackSample& s : t.stacks) {
       out += "<li><div>" + esc(detail::describe_stack_counts(s)) + ", at:</div><pre>";
       for (std::size_t f = 0; f < s.frames.size(); ++f) out += (f == 0 ? "" : "\n") + esc(s.frames[f]);
       out += "</pre></li>\n";
@@ -237,7 +237,7 @@ std::string to_html(const Report& report) {
   };
   row("binary", report.run.binary.empty() ? "" : "<code>" + esc(report.run.binary) + "</code>");
   row("build id", report.run.build_id.empty() ? "" : "<code>" + esc(report.run.build_id) + "</code>");
-  row("mode", esc(report.run.mode));
+  row("mode", esc(std::string(to_string(report.run.mode))));
   row("jemalloc", esc(report.run.jemalloc_version));
   row("host", esc(report.run.host));
   row("started", esc(report.run.started_at));

@@ -113,7 +113,7 @@ std::string failure_text(const TestRecord& t, bool heapgate_failure) {
   if (!t.stacks.empty() && !shown) {
     text += "top stacks:\n";
     for (std::size_t i = 0; i < t.stacks.size() && i < kMaxStacks; ++i) {
-      const StackSummary& s = t.stacks[i];
+      const StackSample& s = t.stacks[i];
       text += "  " + detail::describe_stack_counts(s) + "\n";
       for (std::size_t f = 0; f < s.frames.size() && f < kMaxFrames; ++f) text += "    " + s.frames[f] + "\n";
       if (s.frames.size() > kMaxFrames) text += "    ... " + std::to_string(s.frames.size() - kMaxFrames) + " more\n";
@@ -175,7 +175,7 @@ std::string to_junit_xml(const Report& report) {
     pugi::xml_node properties = suite.append_child("properties");
     property(properties, "heapgate.binary", report.run.binary);
     property(properties, "heapgate.build_id", report.run.build_id);
-    property(properties, "heapgate.mode", report.run.mode);
+    property(properties, "heapgate.mode", std::string(to_string(report.run.mode)));
     property(properties, "heapgate.jemalloc_version", report.run.jemalloc_version);
     property(properties, "heapgate.strict", report.run.strict ? "true" : "false");
     if (report.run.total_shards > 0) {

@@ -59,7 +59,7 @@ std::string to_markdown(const Report& report) {
   out += "\n\n";
 
   std::vector<std::string> facts;
-  if (!report.run.mode.empty()) facts.push_back("mode `" + cell(report.run.mode) + "`");
+  facts.push_back("mode `" + std::string(to_string(report.run.mode)) + "`");
   if (!report.run.jemalloc_version.empty()) facts.push_back("jemalloc " + cell(report.run.jemalloc_version));
   if (report.run.total_shards > 0) {
     facts.push_back("shard " + std::to_string(report.run.shard_index) + " of " + std::to_string(report.run.total_shards));

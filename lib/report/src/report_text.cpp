@@ -40,7 +40,7 @@ std::vector<std::string> key_facts(const TestRecord& record) {
   return facts;
 }
 
-std::string describe_stack_counts(const StackSummary& stack) {
+std::string describe_stack_counts(const StackSample& stack) {
   std::string out;
   auto add = [&](double v, const char* what) {
     if (v == 0) return;
@@ -53,10 +53,10 @@ std::string describe_stack_counts(const StackSummary& stack) {
     if (!out.empty()) out += ", ";
     out += buf;
   };
-  add(stack.delta_live_objects, "live objects");
-  add(stack.delta_live_bytes, "live bytes");
-  add(stack.delta_accum_objects, "allocations");
-  add(stack.delta_accum_bytes, "allocated bytes");
+  add(stack.counts.live_objects, "live objects");
+  add(stack.counts.live_bytes, "live bytes");
+  add(stack.counts.accum_objects, "allocations");
+  add(stack.counts.accum_bytes, "allocated bytes");
   return out.empty() ? "no change" : out;
 }
 

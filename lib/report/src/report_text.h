@@ -21,7 +21,7 @@ std::vector<std::string> key_facts(const TestRecord& record);
 
 /// "+3 live objects, +96 live bytes, +3 allocations, +96 allocated bytes":
 /// the non-zero changes of a stack. Whole numbers without decimals.
-std::string describe_stack_counts(const StackSummary& stack);
+std::string describe_stack_counts(const StackSample& stack);
 
 /// Test records in the order reports list problems: failures first
 /// (regressed, leaked, over_budget, unavailable), then missing, improved,

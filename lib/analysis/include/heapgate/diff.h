@@ -11,6 +11,7 @@
 #include "heapgate/frame_name.h"
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
+#include "heapgate/stack_sample.h"
 
 namespace heapgate {
 
@@ -71,16 +72,13 @@ ProfileDiff diff_profiles(const NormalizedProfile& base, const NormalizedProfile
 /// Ends in "\n". Pure.
 std::string render_diff_text(const ProfileDiff& diff, std::size_t max_stacks = 20);
 
-/// Folded stacks for Brendan Gregg's flamegraph.pl (and speedscope, inferno):
-/// one line per stack with a non-zero value, "root;...;leaf VALUE\n", frames
-/// outermost first, VALUE the delta of `metric` rounded to an integer (may be
-/// negative: the stack shrank). In frame names ';' becomes ':' and line
-/// breaks become spaces, so every line parses back. Lines follow `entries`. Pure.
-std::string render_folded(const ProfileDiff& diff, Metric metric);
+/// The stacks that explain a diff, as StackSample with the change as counts:
+/// the first `limit` entries by live bytes (the diff's order), then the first
+/// `limit` by allocations (accum_objects descending, stable), each stack once.
+/// The gate picks from both per verdict (gate.h explaining_stacks). Pure.
+std::vector<StackSample> top_stacks(const ProfileDiff& diff, std::size_t limit);
 
-/// The same for one profile: VALUE is `metric` of each stack's scaled counts,
-/// rounded; stacks whose value rounds to 0 are left out. Lines follow the
-/// profile's (key) order. Pure.
-std::string render_folded(const NormalizedProfile& profile, Metric metric);
+/// The same for one profile: its stacks as a change from nothing.
+std::vector<StackSample> top_stacks(const NormalizedProfile& profile, std::size_t limit);
 
 }  // namespace heapgate

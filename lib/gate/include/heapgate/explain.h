@@ -22,8 +22,8 @@ namespace heapgate {
 struct Explanation {
   /// The run's metrics.
   Metrics metrics;
-  /// Its stacks, each with its own counts (StackSummary deltas against nothing).
-  std::vector<StackSummary> stacks;
+  /// Its stacks, each with its own counts (StackSample deltas against nothing).
+  std::vector<StackSample> stacks;
   /// Heap profiles it wrote, kept beside the report.
   std::vector<std::string> profiles;
   /// Where the stacks come from, for the failure text ("exact re-run").

@@ -171,7 +171,7 @@ std::string failure_text(const TestRecord& record, const std::string& stacks_sou
 /// for a leak, the stacks with live blocks by live bytes; otherwise by
 /// allocations. Stacks GoogleTest makes for every test (the fixture, the
 /// flag saver) are dropped.
-std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Verdict verdict, std::size_t limit);
+std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verdict verdict, std::size_t limit);
 
 /// The call sites of a test from its stacks (innermost first, frames as
 /// "function at file:line" or "function"): each stack is charged to its
@@ -179,7 +179,7 @@ std::vector<StackSummary> explaining_stacks(std::vector<StackSummary> stacks, Ve
 /// operator new), so a std::vector growing in parse() is parse()'s; sites are
 /// summed, and the top `limit` by allocations plus the top `limit` by bytes
 /// are kept, by allocations descending.
-std::vector<CallSite> call_sites_of(const std::vector<StackSummary>& stacks, std::size_t limit = 8);
+std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit = 8);
 
 /// The change between a baseline's call sites and this run's, one line per
 /// changed site, largest change first, at most `limit`:

@@ -15,6 +15,7 @@
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
 #include "heapgate/metrics.h"
+#include "heapgate/stack_sample.h"
 #include "heapgate/verdict.h"
 
 namespace heapgate {
@@ -28,8 +29,8 @@ struct RunInfo {
   std::string binary;
   /// Its GNU build-id (hex), or "" when unknown.
   std::string build_id;
-  /// The mode the run measured in, as a flag value ("exact").
-  std::string mode;
+  /// The mode the run measured in (`off` when nothing could be measured).
+  Mode mode = Mode::off;
   /// jemalloc's version string, or "" without jemalloc.
   std::string jemalloc_version;
   /// The host name.
@@ -52,21 +53,6 @@ struct RunInfo {
 /// Field-by-field equality.
 bool operator==(const RunInfo& a, const RunInfo& b) noexcept;
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept;
-
-/// One stack that explains a verdict, from a heap profile diff.
-struct StackSummary {
-  /// Symbolic frames, innermost first.
-  std::vector<std::string> frames;
-  /// Changes of the stack's counts (scaled estimates in sampled mode, hence double).
-  double delta_live_objects = 0;
-  double delta_live_bytes = 0;
-  double delta_accum_objects = 0;
-  double delta_accum_bytes = 0;
-};
-
-/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
-bool operator==(const StackSummary& a, const StackSummary& b) noexcept;
-bool operator!=(const StackSummary& a, const StackSummary& b) noexcept;
 
 /// What stayed live after each of several runs of a test in one process
 /// (the leak rule's evidence, docs/design.md §6a): element i is counted after
@@ -104,7 +90,7 @@ struct TestRecord {
   /// Why the verdict is what it is, readable on one screen; "" for a pass.
   std::string message;
   /// The stacks that explain the verdict, most important first.
-  std::vector<StackSummary> stacks;
+  std::vector<StackSample> stacks;
   /// Raw heap profiles (heap_v2) written for this test.
   std::vector<std::string> profiles;
   /// Wall-clock duration of the test, milliseconds.

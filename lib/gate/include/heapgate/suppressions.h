@@ -29,7 +29,7 @@ struct Suppressions {
 
   bool empty() const noexcept { return entries.empty(); }
   /// The first suppression matching a frame of `stack`, or nullptr.
-  const Suppression* match(const StackSummary& stack) const noexcept;
+  const Suppression* match(const StackSample& stack) const noexcept;
 };
 
 /// Parses a suppressions file's text. One entry per line: `leak:<pattern>`;

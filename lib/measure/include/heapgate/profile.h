@@ -36,6 +36,13 @@ struct ScaledCounts {
   double live_bytes = 0;
   double accum_objects = 0;
   double accum_bytes = 0;
+
+  /// Exact comparison: sums of the same records compare equal.
+  friend bool operator==(const ScaledCounts& a, const ScaledCounts& b) {
+    return a.live_objects == b.live_objects && a.live_bytes == b.live_bytes &&
+           a.accum_objects == b.accum_objects && a.accum_bytes == b.accum_bytes;
+  }
+  friend bool operator!=(const ScaledCounts& a, const ScaledCounts& b) { return !(a == b); }
 };
 
 /// A `tN:` line: one thread's share.

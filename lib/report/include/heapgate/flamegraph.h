@@ -8,44 +8,11 @@
 #include <vector>
 
 #include "heapgate/diff.h"
+#include "heapgate/folded.h"
 #include "heapgate/error.h"
 #include "heapgate/normalize.h"
 
 namespace heapgate {
-
-/// One call stack of a flame graph and the value recorded for it.
-struct FlameStack {
-  /// Frame names, outermost (root) first, as in folded text.
-  std::vector<std::string> frames;
-  /// Bytes or objects; negative in a diff when the stack shrank.
-  double value = 0;
-};
-
-/// Field-by-field equality (the value compares exactly).
-bool operator==(const FlameStack& a, const FlameStack& b) noexcept;
-bool operator!=(const FlameStack& a, const FlameStack& b) noexcept;
-
-/// Parses Brendan Gregg's folded format, one stack per line:
-/// `root;caller;leaf VALUE`. VALUE follows the last run of spaces or tabs and
-/// is a decimal number, optionally signed, with optional fraction and exponent
-/// (`123`, `-4096`, `2.5`, `1e3`); frames are split at ';' and kept verbatim
-/// (they may contain spaces: `f(int, char)`). Blank lines are skipped; a
-/// trailing '\r' is ignored; repeated stacks are kept as separate entries (the
-/// renderer sums them). The two-column form of difffolded.pl (`stack OLD NEW`)
-/// is not recognised: its first number would become part of the leaf frame.
-/// Errors: `parse_error` at `source:LINE` naming what was found and what was
-/// expected (a missing value, a value that is not a finite number, an empty
-/// stack, an empty frame). Pure.
-Result<std::vector<FlameStack>> parse_folded(std::string_view text, std::string_view source);
-
-/// The stacks of one profile: `metric` of each stack's scaled counts (not
-/// rounded, unlike render_folded), frames reversed to root first; stacks whose
-/// value is 0 are left out. Pure.
-std::vector<FlameStack> flame_stacks(const NormalizedProfile& profile, Metric metric);
-
-/// The stacks of a diff: the delta of `metric` per entry (negative where the
-/// stack shrank), in `entries` order; zero deltas are left out. Pure.
-std::vector<FlameStack> flame_stacks(const ProfileDiff& diff, Metric metric);
 
 /// "bytes" for the byte metrics, "objects" for the object counts.
 std::string_view flame_unit(Metric metric) noexcept;
@@ -92,6 +59,6 @@ struct FlamegraphOptions {
 /// U+FFFD. Deterministic: the same stacks and options give the same bytes
 /// (colours come from the names, numbers are printed in the C locale). No
 /// stacks with a drawable value: a valid SVG saying "no samples". Pure.
-std::string render_flamegraph_svg(const std::vector<FlameStack>& stacks, const FlamegraphOptions& options);
+std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const FlamegraphOptions& options);
 
 }  // namespace heapgate

@@ -44,7 +44,7 @@ std::string to_markdown(const Report& report);
 /// works offline): a headline with the count per verdict, the run, a table of
 /// all tests (problems first) with each metric as baseline → current, delta
 /// and limit, then a section per test that regressed, leaked or is over
-/// budget: its message, its top stacks (StackSummary, innermost frame first)
+/// budget: its message, its top stacks (StackSample, innermost frame first)
 /// and a differential flame graph of them (render_flamegraph_svg), in the
 /// metric that explains the verdict (live bytes for a leak, allocated bytes
 /// otherwise). Every text from the report is escaped. Pure.

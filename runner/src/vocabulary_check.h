@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace heapgate::runner {
+
+/// A CLI11 check that accepts what `parse` (parse_mode, parse_metric, …)
+/// accepts and rejects the rest with the parser's own message, so a flag
+/// and a file spell a vocabulary the same way and list it from one place.
+template <typename Parse>
+CLI::Validator parsed_by(Parse parse, std::string name) {
+  return CLI::Validator(
+      [parse](std::string& value) -> std::string {
+        auto parsed = parse(value);
+        return parsed ? std::string() : parsed.error().what;
+      },
+      std::move(name));
+}
+
+}  // namespace heapgate::runner
