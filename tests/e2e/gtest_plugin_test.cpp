@@ -156,6 +156,30 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   EXPECT_EQ(find(run.report, "Sample.AllowedLeak")->verdict, Verdict::pass);
 }
 
+// The first run records the replaced global as setup in the baseline; the
+// next run of the same binary judges it from there instead of repeating it.
+TEST_F(GtestPlugin, SetupResidueIsRecordedOnceAndNotRepeatedAfterwards) {
+  const std::string baselines = dir_ + "/baselines";
+  const std::string filter = "--gtest_filter=Sample.ReplacesGlobal";
+  SuiteRun first = run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines});
+  ASSERT_TRUE(first.has_report);
+  EXPECT_EQ(first.exit_code, 0) << first.output;
+  auto baseline = read_baseline(baselines + "/sample_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  ASSERT_EQ(baseline->tests.count("Sample.ReplacesGlobal"), 1u);
+  EXPECT_TRUE(baseline->tests.at("Sample.ReplacesGlobal").setup_residue);
+
+  SuiteRun second = run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines});
+  ASSERT_TRUE(second.has_report);
+  EXPECT_EQ(second.exit_code, 0) << second.output;
+  const TestRecord* replaced = find(second.report, "Sample.ReplacesGlobal");
+  ASSERT_NE(replaced, nullptr);
+  EXPECT_EQ(replaced->verdict, Verdict::pass) << replaced->message;
+  EXPECT_TRUE(replaced->growth.empty()) << "not repeated: " << replaced->message;
+  EXPECT_NE(replaced->message.find("no more than the baseline records as setup"), std::string::npos)
+      << replaced->message;
+}
+
 TEST_F(GtestPlugin, AFailedAssertionIsNotAlsoALeak) {
   SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.AssertionFails"});
   ASSERT_TRUE(run.has_report);

@@ -340,6 +340,47 @@ TEST(GateTest, LiveBlocksThatStayLevelAreOneTimeSetup) {
   EXPECT_NE(r.message.find("live after 1, 2, 3 runs: 225, 225, 225 blocks"), std::string::npos) << r.message;
 }
 
+// The baseline remembers one-time setup: a later run that leaves no more live
+// blocks is not repeated again (the repetitions dominated a threaded suite's
+// gated time); one that leaves more is, and a leak added since is caught.
+TEST(GateTest, SetupResidueRecordedInTheBaselineIsNotRepeatedAgain) {
+  FakeExplainer first;
+  first.growth_result = series({225, 225, 225});
+  TestRecord recorded_run = record_of(observed(100, 225));
+  GatePolicy accepting;
+  accepting.accepting = true;
+  EXPECT_EQ(gate_test(recorded_run, observed(100, 225), nullptr, accepting, first, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_TRUE(recorded_run.setup_residue);
+  Report report;
+  report.tests = {recorded_run};
+  const BaselineEntry base = baseline_entries(report).at("Suite.Test");
+  EXPECT_TRUE(base.setup_residue);
+
+  FakeExplainer again;
+  TestRecord same = record_of(observed(100, 225));
+  EXPECT_EQ(gate_test(same, observed(100, 225), &base, GatePolicy{}, again, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_TRUE(again.calls.empty());
+  EXPECT_EQ(same.verdict, Verdict::pass);
+  EXPECT_TRUE(same.setup_residue);
+  EXPECT_NE(same.message.find("no more than the baseline records as setup"), std::string::npos) << same.message;
+
+  FakeExplainer leaking;
+  leaking.growth_result = series({226, 227, 228});
+  TestRecord more = record_of(observed(100, 226));
+  gate_test(more, observed(100, 226), &base, GatePolicy{}, leaking, Suppressions{}, ExplainOptions{1, false});
+  EXPECT_EQ(leaking.calls, std::vector<std::string>{"growth Suite.Test x3"});
+  EXPECT_EQ(more.verdict, Verdict::leaked);
+  EXPECT_FALSE(more.setup_residue);
+
+  BaselineEntry not_setup = base;
+  not_setup.setup_residue = false;  // recorded before this rule, or a leak accepted by hand
+  FakeExplainer unknown;
+  unknown.growth_result = series({225, 225, 225});
+  TestRecord level = record_of(observed(100, 225));
+  gate_test(level, observed(100, 225), &not_setup, GatePolicy{}, unknown, Suppressions{}, ExplainOptions{});
+  EXPECT_EQ(unknown.calls, std::vector<std::string>{"growth Suite.Test x3"});
+}
+
 TEST(GateTest, GrowingLiveBlocksAreALeakExplainedByTheGrowingSites) {
   FakeExplainer explainer;
   explainer.growth_result = series({3, 6, 9});

@@ -167,6 +167,13 @@ TEST(ReportJson, RoundTripIsLosslessAndByteIdentical) {
   EXPECT_EQ(to_json(*parsed), text);
   EXPECT_EQ(text.back(), '\n');
   EXPECT_EQ(text.rfind("{\n  \"run\": {", 0), 0u) << "keys are sorted: run, schema, tests";
+
+  Report setup = sample_report();
+  setup.tests.front().setup_residue = true;
+  auto with_setup = parse_report_json(to_json(setup), "setup.json");
+  ASSERT_TRUE(with_setup) << with_setup.error().message();
+  EXPECT_EQ(*with_setup, setup);
+  EXPECT_NE(to_json(setup).find("\"setup_residue\": true"), std::string::npos);
 }
 
 TEST(ReportJson, ErrorsNamePointer) {

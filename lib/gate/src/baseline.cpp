@@ -70,7 +70,7 @@ json tolerances_to_json(const Tolerances& t) {
 
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
-         a.call_sites == b.call_sites;
+         a.call_sites == b.call_sites && a.setup_residue == b.setup_residue;
 }
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
 
@@ -96,7 +96,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"call_sites", "metrics", "mode", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"call_sites", "metrics", "mode", "setup_residue", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -113,6 +113,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       }
       if (const json* sites = r.member(e, p, "call_sites", false)) {
         entry.call_sites = detail::read_call_sites(r, *sites, pointer_append(p, "call_sites"));
+      }
+      if (const json* setup = r.member(e, p, "setup_residue", false)) {
+        entry.setup_residue = r.boolean(*setup, pointer_append(p, "setup_residue"));
       }
       baseline.tests.emplace(it.key(), std::move(entry));
     }
@@ -149,6 +152,7 @@ std::string to_json(const Baseline& baseline) {
     if (entry.tolerance) e["tolerance"] = tolerances_to_json(*entry.tolerance);
     e["top_stacks"] = entry.top_stacks;
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
+    if (entry.setup_residue) e["setup_residue"] = true;
     tests[name] = std::move(e);
   }
   root["tests"] = std::move(tests);

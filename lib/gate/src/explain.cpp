@@ -30,7 +30,10 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   std::string no_stacks = options.enabled ? std::string() : "--heapgate_explain=false";
   // The growth check is a counters run, cheap: it runs even when explaining
   // (the exact runs) is off, so one-time setup never fails for want of stacks.
-  if (leak_suspected(observation, policy)) {
+  if (leak_suspected(observation, policy) && setup_residue_known(observation, baseline)) {
+    observation.leak.residue = LeakResidue::constant;
+    observation.leak.from_baseline = true;
+  } else if (leak_suspected(observation, policy)) {
     // A leak is what grows: one-time setup (a lazily built table, a replaced
     // global, a background thread's buffers) stays level when the test repeats.
     auto growth = explainer.growth(record.name, std::max(1, options.leak_repetitions));
@@ -78,6 +81,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     }
   }
   apply(judge(observation, baseline, policy), record);
+  record.setup_residue = leak_suspected(observation, policy) && observation.leak.residue == LeakResidue::constant &&
+                         !observation.leak.suppressed;
   if (!is_failure(record.verdict, policy.strict)) return {};
   if (record.verdict == Verdict::unavailable) return failure_text(record, {});
 

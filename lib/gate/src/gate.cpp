@@ -190,6 +190,13 @@ bool leak_suspected(const Observation& observation, const GatePolicy& policy) no
   return checked && any_live(*observation.metrics);
 }
 
+bool setup_residue_known(const Observation& observation, const BaselineEntry* baseline) noexcept {
+  if (baseline == nullptr || !baseline->setup_residue || !observation.metrics) return false;
+  if (baseline->mode != observation.mode) return false;  // sampled estimates are not exact counts
+  const Metrics& m = *observation.metrics;
+  return m.live_allocations <= baseline->metrics.live_allocations && m.live_bytes <= baseline->metrics.live_bytes;
+}
+
 Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy) {
   Judgement j;
   if (!observation.metrics) {
@@ -233,7 +240,11 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   }
   if (leak_suspected(observation, policy) && !observation.leak.suppressed) {
     const LiveGrowth& growth = observation.leak.growth;
-    if (observation.leak.residue == LeakResidue::constant) {
+    if (observation.leak.residue == LeakResidue::constant && observation.leak.from_baseline) {
+      line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
+                      std::to_string(m.live_bytes) +
+                      " bytes) stay live, no more than the baseline records as setup; not a leak (not repeated)");
+    } else if (observation.leak.residue == LeakResidue::constant) {
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) + " bytes) stay live but do not grow when the test repeats" +
                       (growth.empty() ? std::string() : " (" + describe_growth(growth) + ")") + "; not a leak");
@@ -478,6 +489,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.mode = t.mode;
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
     e.call_sites = t.call_sites;
+    e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     out[t.name] = std::move(e);
   }
   return out;

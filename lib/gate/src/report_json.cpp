@@ -147,6 +147,7 @@ json record_to_json(const TestRecord& t) {
   out["profiles"] = t.profiles;
   out["duration_ms"] = finite(t.duration_ms);
   out["gtest_failed"] = t.gtest_failed;
+  if (t.setup_residue) out["setup_residue"] = true;
   out["budgets"] = std::move(budgets);
   if (!t.call_sites.empty()) out["call_sites"] = call_sites_to_json(t.call_sites);
   if (!t.growth.empty()) {
@@ -188,7 +189,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
               {"baseline", "budgets", "call_sites", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
-               "message", "metrics", "mode", "name", "profiles", "stacks", "suite", "test", "verdict"});
+               "message", "metrics", "mode", "name", "profiles", "setup_residue", "stacks", "suite", "test", "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
   std::size_t dot = t.name.find('.');
@@ -235,6 +236,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (const json* f = r.member(v, p, "profiles", false)) t.profiles = read_strings(r, *f, pointer_append(p, "profiles"));
   if (const json* f = r.member(v, p, "duration_ms", false)) {
     t.duration_ms = r.number(*f, pointer_append(p, "duration_ms"));
+  }
+  if (const json* f = r.member(v, p, "setup_residue", false)) {
+    t.setup_residue = r.boolean(*f, pointer_append(p, "setup_residue"));
   }
   if (const json* f = r.member(v, p, "gtest_failed", false)) {
     t.gtest_failed = r.boolean(*f, pointer_append(p, "gtest_failed"));

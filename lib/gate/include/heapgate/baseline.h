@@ -53,6 +53,11 @@ struct BaselineEntry {
   /// explained as the change at each site. Kept on update when the new
   /// result brings none.
   std::vector<CallSite> call_sites;
+  /// The blocks the test left live when recorded were one-time setup: they
+  /// stayed level when the test repeated (JSON "setup_residue": true, absent
+  /// otherwise). A later run that leaves no more live blocks and bytes than
+  /// `metrics` is judged without repeating the test again.
+  bool setup_residue = false;
 };
 
 /// Field-by-field equality.

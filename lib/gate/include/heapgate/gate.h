@@ -75,6 +75,9 @@ struct LeakEvidence {
   std::string suppressions_source;
   /// Where the live blocks were counted, for the explanation.
   std::string where = "at the end of the test";
+  /// The residue is `constant` because the baseline recorded it as setup and
+  /// this run left no more (setup_residue_known()); the test was not repeated.
+  bool from_baseline = false;
 };
 
 /// What a face observed of one test (or benchmark).
@@ -111,6 +114,12 @@ struct Judgement {
 /// Blocks were left live and leaks are checked for this test: the face
 /// should gather LeakEvidence (re-run the test) before judge().
 bool leak_suspected(const Observation& observation, const GatePolicy& policy) noexcept;
+
+/// The baseline already tells what the live blocks are: its entry recorded
+/// them as one-time setup (BaselineEntry::setup_residue) and this run left no
+/// more live blocks and no more live bytes than it did. Repeating the test
+/// would only say `constant` again; a leak added since shows as more blocks.
+bool setup_residue_known(const Observation& observation, const BaselineEntry* baseline) noexcept;
 
 /// Decides one test. The rules, in order:
 /// 1. nothing measured → `unavailable` (a failure only when strict);

@@ -106,6 +106,11 @@ struct TestRecord {
   /// "call_sites", absent when empty); accepting the record stores them in
   /// the baseline.
   std::vector<CallSite> call_sites;
+  /// The live blocks the test left were judged one-time setup (they stayed
+  /// level across repetitions, or within what the baseline recorded as
+  /// setup); JSON "setup_residue", absent when false. Accepting the record
+  /// stores it in the baseline, so later runs need not repeat the test.
+  bool setup_residue = false;
 };
 
 /// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
