@@ -6,9 +6,9 @@
 // Built twice: bench_scope starts ready for exact mode (profiling enabled,
 // inactive), bench_scope_noprof starts with jemalloc's defaults, to show what
 // merely enabling profiling costs every allocation.
-// Benchmarks run in registration order, and the allocation hooks stay
-// installed once the first counters scope installed them, so the `plain`
-// baseline is registered first and measures malloc+free before any hook.
+// Benchmarks run in registration order: `plain` measures malloc+free before
+// any scope ran, `after_scopes` the same once scopes have opened and closed
+// (the hooks are installed only while a scope counts, so the two should match).
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -43,6 +43,15 @@ void BM_MallocFreeInScope(benchmark::State& state, heapgate::Mode mode) {
   if (!r) state.SkipWithError(r.error().message().c_str());
 }
 
+void BM_MallocFreeAfterScopes(benchmark::State& state) {
+  for (int i = 0; i < 3; ++i) {
+    heapgate::ProfileScope scope{"before", heapgate::Mode::counters};
+    benchmark::DoNotOptimize(std::malloc(16));  // a block left live across the boundary
+    (void)scope.finish();
+  }
+  malloc_free_pairs(state);
+}
+
 void BM_EmptyScope(benchmark::State& state, heapgate::Mode mode) {
   for (auto _ : state) {
     heapgate::ProfileScope scope{"empty", mode};
@@ -59,6 +68,7 @@ void BM_EmptyScope(benchmark::State& state, heapgate::Mode mode) {
 
 BENCHMARK(BM_MallocFreePlain);
 BENCHMARK_CAPTURE(BM_MallocFreeInScope, counters, heapgate::Mode::counters);
+BENCHMARK(BM_MallocFreeAfterScopes);
 BENCHMARK_CAPTURE(BM_MallocFreeInScope, exact, heapgate::Mode::exact);
 BENCHMARK_CAPTURE(BM_EmptyScope, counters, heapgate::Mode::counters);
 BENCHMARK_CAPTURE(BM_EmptyScope, exact, heapgate::Mode::exact);

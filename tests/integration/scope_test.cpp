@@ -105,6 +105,39 @@ TEST_P(ScopeTest, FreeingOlderMemoryDoesNotGoNegative) {
   EXPECT_EQ(r.deallocations, 20u);
 }
 
+// The hooks are installed only while a scope counts: blocks cross that
+// boundary both ways, and each scope still counts exactly its own region.
+TEST_P(ScopeTest, BlocksLeftLiveByAnEarlierScopeAndFreedInALaterOneDoNotCount) {
+  std::vector<void*> earlier;
+  earlier.reserve(10);
+  ScopeResult first = measure([&] { allocate_blocks(earlier, 10, 128); });
+  EXPECT_EQ(first.live_allocations, 10u);
+  ScopeResult second = measure([&] {
+    free_blocks(earlier);
+    allocate_blocks(blocks_, 3, 64);
+  });
+  EXPECT_EQ(second.allocations, 3u);
+  EXPECT_EQ(second.deallocations, 10u);
+  EXPECT_EQ(second.live_allocations, 3u);
+  EXPECT_EQ(second.live_bytes, 3u * 64);
+}
+
+TEST_P(ScopeTest, BlocksFreedBetweenScopesLeaveNoTrace) {
+  std::vector<void*> kept;
+  kept.reserve(5);
+  ScopeResult first = measure([&] { allocate_blocks(kept, 5, 64); });
+  EXPECT_EQ(first.live_allocations, 5u);
+  free_blocks(kept);  // outside any scope: no hook sees these frees
+  std::vector<void*> outside;
+  outside.reserve(7);
+  allocate_blocks(outside, 7, 32);  // nor these allocations
+  ScopeResult second = measure([&] { free_blocks(outside); });
+  EXPECT_EQ(second.allocations, 0u);
+  EXPECT_EQ(second.live_allocations, 0u);
+  EXPECT_EQ(second.live_bytes, 0u);
+  EXPECT_EQ(second.deallocations, 7u);
+}
+
 TEST_P(ScopeTest, PeakIsTheHighestLivePoint) {
   ScopeResult r = measure([&] {
     allocate_blocks(blocks_, 10, 4096);

@@ -24,18 +24,22 @@ struct WindowResult {
   std::uint64_t peak_bytes = 0;        ///< highest live_bytes reached while open
 };
 
-/// Installs the hooks once per process. False if jemalloc or its hook ABI is unavailable.
-bool install_hooks() noexcept;
+/// jemalloc serves malloc and its hook ABI and sallocx are there. Checked once.
+bool hooks_supported() noexcept;
 
-/// Current totals. Requires install_hooks().
+/// Totals while hooks were installed (they only count inside windows; a
+/// window's own numbers are differences taken while it is open).
 HookTotals hook_totals() noexcept;
 
-/// Opens a counting window (at most kMaxWindows at once, process-wide);
-/// returns its index, or -1 if all are in use.
+/// Opens a counting window (at most kMaxWindows at once, process-wide),
+/// installing jemalloc's hooks if it is the only one; returns its index,
+/// kNoFreeWindow if all are in use, kHooksFailed if the hooks cannot be installed.
 int open_window() noexcept;
+inline constexpr int kNoFreeWindow = -1;
+inline constexpr int kHooksFailed = -2;
 /// What an open window has seen so far (peak included), without closing it.
 WindowResult peek_window(int window) noexcept;
-/// Closes a window and returns what it saw.
+/// Closes a window and returns what it saw; the last one open removes the hooks.
 WindowResult close_window(int window) noexcept;
 inline constexpr int kMaxWindows = 64;
 

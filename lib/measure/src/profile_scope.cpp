@@ -76,10 +76,10 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       start_error_ = usable.error();
       return;
     }
-    bool hooks = status.hooks_available && detail::install_hooks();
+    const bool hooks = status.hooks_available && detail::hooks_supported();
     if (status.hooks_available && !hooks) {
       start_error_ = make_error(ErrorCode::unavailable, "heapgate mode " + std::string(to_string(requested)),
-                                "installing jemalloc's allocation hooks failed", "report this as a heapgate bug");
+                                "jemalloc's sallocx is not visible to heapgate", "report this as a heapgate bug");
       return;
     }
     mode_ = requested;
@@ -103,9 +103,16 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
     }
     if (hooks) {
       window_ = detail::open_window();
-      if (window_ < 0) {
+      if (window_ == detail::kHooksFailed) {
+        start_error_ = make_error(ErrorCode::unavailable, "heapgate mode " + std::string(to_string(requested)),
+                                  "installing jemalloc's allocation hooks failed (all of jemalloc's hook slots taken?)",
+                                  "remove other experimental.hooks users, or report this as a heapgate bug");
+      } else if (window_ < 0) {
         start_error_ = make_error(ErrorCode::conflict, name_, "more than 64 scopes are open at once",
                                   "finish scopes before opening new ones");
+      }
+      if (window_ < 0) {
+        window_ = -1;
         return;
       }
       detail::HookTotals totals = detail::hook_totals();
