@@ -12,7 +12,9 @@
 #   consumer-build-tree        find_package(heapgate CONFIG) with heapgate_DIR = this build directory
 # Each builds `consumer` (consumer.cpp, heapgate::core) and `gtest_consumer`
 # (gtest_consumer.cpp, heapgate::gtest_main), whose test checks its report and
-# that exactly one GoogleTest, the project's own, is in its link.
+# that exactly one GoogleTest, the project's own, is in its link; the
+# FetchContent and find_package consumers also build `my_tests` with the
+# README's snippet for that path and run it as the README says.
 set(HEAPGATE_CONSUMER_SOURCE_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cmake)
 set(HEAPGATE_CONSUMER_BINARY_DIR ${CMAKE_CURRENT_BINARY_DIR}/consumers)
 set(HEAPGATE_CONSUMER_PREFIX ${HEAPGATE_CONSUMER_BINARY_DIR}/prefix)
@@ -120,7 +122,8 @@ if(HEAPGATE_INSTALL)
   heapgate_add_consumer_test(consumer-find-package find_package
     FIXTURES heapgate_installed
     OPTIONS -DCMAKE_PREFIX_PATH=${HEAPGATE_CONSUMER_PREFIX} -DHEAPGATE_EXPECTED_ROOT=${HEAPGATE_CONSUMER_PREFIX}
-      -DHEAPGATE_EXPECT_INSTALLED_HEADERS=ON)
+      -DHEAPGATE_EXPECT_INSTALLED_HEADERS=ON -DHEAPGATE_SOURCE_DIR=${PROJECT_SOURCE_DIR})
   heapgate_add_consumer_test(consumer-build-tree find_package
-    OPTIONS -Dheapgate_DIR=${PROJECT_BINARY_DIR} -DHEAPGATE_EXPECTED_ROOT=${PROJECT_BINARY_DIR})
+    OPTIONS -Dheapgate_DIR=${PROJECT_BINARY_DIR} -DHEAPGATE_EXPECTED_ROOT=${PROJECT_BINARY_DIR}
+      -DHEAPGATE_SOURCE_DIR=${PROJECT_SOURCE_DIR})
 endif()

@@ -133,3 +133,41 @@ function(heapgate_check_embedded source_dir)
   list(JOIN targets " " targets)
   message(STATUS "consumer: heapgate's targets: ${targets}")
 endfunction()
+
+# heapgate_consumer_readme_snippet(<name> <README path> <out var>): the README's
+# ```cmake block after "<!-- snippet: <name>", written to this binary directory
+# for include(); <out var> is its path. Its GIT_REPOSITORY and GIT_TAG lines
+# become SOURCE_DIR "${HEAPGATE_SOURCE_DIR}" (nothing is downloaded), so what
+# a user copies from the README is what this consumer builds. A missing
+# block fails the configuration.
+function(heapgate_consumer_readme_snippet name readme out)
+  file(READ "${readme}" text)
+  string(FIND "${text}" "<!-- snippet: ${name} " at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "consumer: ${readme} has no block marked <!-- snippet: ${name} ... -->")
+  endif()
+  string(SUBSTRING "${text}" ${at} -1 text)
+  string(FIND "${text}" "```cmake\n" open)
+  if(open EQUAL -1)
+    message(FATAL_ERROR "consumer: no ```cmake block after the ${name} snippet marker in ${readme}")
+  endif()
+  math(EXPR open "${open} + 9")
+  string(SUBSTRING "${text}" ${open} -1 text)
+  string(FIND "${text}" "```" close)
+  string(SUBSTRING "${text}" 0 ${close} block)
+  string(REGEX REPLACE "GIT_REPOSITORY[^\n]*\n[ \t]*GIT_TAG[ \t]+[^ \t\n)]+"
+    "SOURCE_DIR \"${HEAPGATE_SOURCE_DIR}\"" block "${block}")
+  set(path "${CMAKE_CURRENT_BINARY_DIR}/readme_${name}.cmake")
+  file(WRITE "${path}" "${block}")
+  message(STATUS "consumer: README snippet ${name}:\n${block}")
+  set(${out} "${path}" PARENT_SCOPE)
+endfunction()
+
+# heapgate_consumer_readme_target(): `my_tests`, the target the README's
+# snippets link, from gtest_consumer.cpp, built with gtest_consumer and run
+# directly as the README says (it measures: heapgate::gtest_main brings jemalloc).
+function(heapgate_consumer_readme_target)
+  add_executable(my_tests ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gtest_consumer.cpp)
+  add_test(NAME readme_my_tests COMMAND my_tests --heapgate_report=${CMAKE_CURRENT_BINARY_DIR}/readme_report)
+  set_tests_properties(readme_my_tests PROPERTIES FAIL_REGULAR_EXPRESSION "nothing (is|was) measured")
+endfunction()
