@@ -10,6 +10,7 @@
 #   consumer-find-package      find_package(heapgate CONFIG) against a prefix the consumer-install fixture fills;
 #                              GoogleTest is the system's, through the config's find_dependency(GTest)
 #   consumer-build-tree        find_package(heapgate CONFIG) with heapgate_DIR = this build directory
+#   consumer-deb               find_package(heapgate CONFIG) in the unpacked `cpack -G DEB` package
 # Each builds `consumer` (consumer.cpp, heapgate::core) and `gtest_consumer`
 # (gtest_consumer.cpp, heapgate::gtest_main), whose test checks its report and
 # that exactly one GoogleTest, the project's own, is in its link; the
@@ -122,6 +123,20 @@ if(HEAPGATE_INSTALL)
   heapgate_add_consumer_test(consumer-find-package find_package
     FIXTURES heapgate_installed
     OPTIONS -DCMAKE_PREFIX_PATH=${HEAPGATE_CONSUMER_PREFIX} -DHEAPGATE_EXPECTED_ROOT=${HEAPGATE_CONSUMER_PREFIX}
+      -DHEAPGATE_EXPECT_INSTALLED_HEADERS=ON -DHEAPGATE_SOURCE_DIR=${PROJECT_SOURCE_DIR})
+  # The .deb (cmake/HeapgatePackage.cmake), unpacked: what `apt install ./heapgate_*.deb` puts in /usr.
+  add_test(NAME consumer-deb-package COMMAND ${CMAKE_COMMAND}
+    -DBUILD_DIR=${PROJECT_BINARY_DIR} -DOUT=${HEAPGATE_CONSUMER_BINARY_DIR}/deb
+    -P ${HEAPGATE_CONSUMER_SOURCE_DIR}/package_deb.cmake)
+  set_tests_properties(consumer-deb-package PROPERTIES
+    LABELS consumer
+    FIXTURES_SETUP heapgate_deb
+    FIXTURES_REQUIRED heapgate_consumer_clean
+    TIMEOUT 300)
+  heapgate_add_consumer_test(consumer-deb find_package
+    FIXTURES heapgate_deb
+    OPTIONS -DCMAKE_PREFIX_PATH=${HEAPGATE_CONSUMER_BINARY_DIR}/deb/root/usr
+      -DHEAPGATE_EXPECTED_ROOT=${HEAPGATE_CONSUMER_BINARY_DIR}/deb/root/usr
       -DHEAPGATE_EXPECT_INSTALLED_HEADERS=ON -DHEAPGATE_SOURCE_DIR=${PROJECT_SOURCE_DIR})
   heapgate_add_consumer_test(consumer-build-tree find_package
     OPTIONS -Dheapgate_DIR=${PROJECT_BINARY_DIR} -DHEAPGATE_EXPECTED_ROOT=${PROJECT_BINARY_DIR}
