@@ -20,7 +20,7 @@ namespace heapgate::runner {
 namespace {
 
 struct AcceptOptions {
-  std::string baselines = "baselines";
+  std::string baselines = kDefaultBaselinesDir;
   std::string report = "heapgate-report";
   std::string tests;
   bool force = false;
@@ -112,6 +112,26 @@ int run_accept(const AcceptOptions& options) {
     if (!report.run.complete) {
       return bad_input(make_error(ErrorCode::invalid_argument, options.report + "/" + report.run.binary + ".json",
                                   "is the report of a run that crashed", "fix the crash and run again before accepting"));
+    }
+  }
+  if (!options.tests.empty()) {
+    // A filter that matches nothing is a typo, not "0 changed": say so, as
+    // `git add` does for a pathspec that matches no file.
+    std::vector<std::string> names;
+    bool any = false;
+    for (const Report& report : *reports) {
+      for (const TestRecord& record : report.tests) {
+        any = any || matches_test_filter(record.name, options.tests);
+        if (names.size() < 5) names.push_back(record.name);
+      }
+    }
+    if (!any) {
+      std::string some;
+      for (const auto& name : names) some += (some.empty() ? "" : ", ") + name;
+      return bad_input(make_error(ErrorCode::invalid_argument, "--tests '" + options.tests + "'",
+                                  "matches no test in " + options.report + "; nothing accepted",
+                                  "check the filter (Suite.Test, Suite.*, A.*:B.*-*.Slow); tests there include " +
+                                      (some.empty() ? std::string("none") : some)));
     }
   }
   for (const Report& report : *reports) {

@@ -22,7 +22,7 @@ namespace {
 
 struct BenchCompareOptions {
   std::vector<std::string> inputs;
-  std::string baselines_dir;
+  std::string baselines_dir = kDefaultBaselinesDir;
   std::string report_dir;
   bool update = false;
   bool allow_leaks = false;
@@ -117,7 +117,7 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   compare
       ->add_option("--baselines", options->baselines_dir,
                    "Directory of baselines (<binary>.json); created on first use")
-      ->required();
+      ->capture_default_str();
   compare->add_option("--report", options->report_dir, "Write <binary>.json, .junit.xml and .md reports into DIR");
   compare->add_flag("--update", options->update, "Accept this run's numbers into the baselines");
   compare->add_flag("--allow-leaks", options->allow_leaks,

@@ -17,7 +17,7 @@ namespace heapgate::runner {
 namespace {
 
 struct CompareOptions {
-  std::string baselines = "baselines";
+  std::string baselines = kDefaultBaselinesDir;
   std::string report = "heapgate-report";
   std::string output;
 };

@@ -43,7 +43,7 @@ namespace fs = std::filesystem;
 
 struct RunOptions {
   std::string mode = "counters";
-  std::string baselines = "baselines";
+  std::string baselines = kDefaultBaselinesDir;
   std::string report = "heapgate-report";
   int jobs = 1;
   bool strict = false;

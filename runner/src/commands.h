@@ -15,6 +15,9 @@ inline constexpr int kExitGateFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUnavailable = 3;
 
+/// Where every verb looks for baselines unless told (--baselines).
+inline constexpr const char* kDefaultBaselinesDir = "baselines";
+
 void add_run_command(CLI::App& app, int& exit_code);      // cmd_run.cpp
 void add_compare_command(CLI::App& app, int& exit_code);  // cmd_compare.cpp
 void add_accept_command(CLI::App& app, int& exit_code);   // cmd_accept.cpp

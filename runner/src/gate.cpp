@@ -3,6 +3,7 @@
 #include "gate.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -45,6 +46,13 @@ std::string baseline_path(const std::string& baselines_dir, const std::string& b
 }
 
 Result<std::vector<Report>> read_reports(const std::string& dir) {
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {
+    // One report file where a directory was expected: read just that one.
+    auto report = read_report(dir);
+    if (!report) return fail(report.error());
+    return std::vector<Report>{std::move(*report)};
+  }
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) {
     return fail(make_error(ErrorCode::io_error, dir, std::string("cannot list the report directory: ") + std::strerror(errno),

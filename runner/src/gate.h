@@ -18,7 +18,8 @@ namespace heapgate::runner {
 std::string baseline_path(const std::string& baselines_dir, const std::string& binary);
 
 /// Reads the merged reports of a report directory: every `<dir>/*.json`
-/// except shard reports (`*.shard-*`), sorted by file name. Errors:
+/// except shard reports (`*.shard-*`), sorted by file name; `dir` may also
+/// name one report file. Errors:
 /// `io_error` naming the directory when it cannot be listed or holds no
 /// report; a report's own read error, naming the file.
 Result<std::vector<Report>> read_reports(const std::string& dir);

@@ -7,6 +7,7 @@
 
 #include "heapgate/version.h"
 #include "commands.h"
+#include "usage_errors.h"
 
 int main(int argc, char** argv) {
   using namespace heapgate::runner;
@@ -30,24 +31,15 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::RequiredError& e) {
-    // CLI11 checks required arguments before unknown ones, so a mistyped flag
-    // would be reported as "base is required": name the flag instead.
-    for (const CLI::App* command : app.get_subcommands()) {
-      for (const std::string& extra : command->remaining()) {
-        if (extra.size() > 1 && extra[0] == '-') {
-          std::fprintf(stderr, "heapgate %s: unknown option %s; see heapgate %s --help\n",
-                       command->get_name().c_str(), extra.c_str(), command->get_name().c_str());
-          return kExitBadInput;
-        }
-      }
-    }
-    app.exit(e);
-    return kExitBadInput;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // --help and --version are "errors" that exit 0; everything else is bad usage.
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitBadInput;
+    std::fprintf(stderr, "%s\n", usage_error_message(app, e, argc, argv).c_str());
+    return kExitBadInput;
   }
   return exit_code;
 }

@@ -3,6 +3,7 @@
 // The `heapgate` executable end to end: diff and report verbs, and bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,70 @@ TEST(RunnerBadInput, EachGivesOneClearLineAndExitCode2) {
   EXPECT_EQ(mode.exit_code, 2);
   EXPECT_NE(mode.stderr_text.find("unknown mode \"precise\"; expected one of off, counters"), std::string::npos)
       << mode.stderr_text;
+}
+
+// A mistyped verb or option is answered with the closest one, in the one
+// error style "heapgate[ verb]: what; fix: how", exit 2.
+TEST(RunnerUsage, TyposGetDidYouMean) {
+  auto verb = heapgate_cli({"rnu"});
+  EXPECT_EQ(verb.exit_code, 2);
+  EXPECT_NE(verb.stderr_text.find("heapgate: unknown command \"rnu\"; fix: did you mean `heapgate run`?"),
+            std::string::npos)
+      << verb.stderr_text;
+  auto option = heapgate_cli({"run", "--baseline", "./build/mytests"});
+  EXPECT_EQ(option.exit_code, 2);
+  EXPECT_NE(option.stderr_text.find("heapgate run: unknown option --baseline; fix: did you mean --baselines?"),
+            std::string::npos)
+      << option.stderr_text;
+  auto none = heapgate_cli({});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.stderr_text.find("heapgate: a subcommand is required; fix: name a command: run,"), std::string::npos)
+      << none.stderr_text;
+  auto missing = heapgate_cli({"diff"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.stderr_text.find("heapgate diff: base is required; fix: see heapgate diff --help"),
+            std::string::npos)
+      << missing.stderr_text;
+  auto far = heapgate_cli({"frobnicate"});
+  EXPECT_NE(far.stderr_text.find("heapgate: unknown command \"frobnicate\"; fix: use one of run, compare"),
+            std::string::npos)
+      << far.stderr_text;
+}
+
+// A benchmark's JSON where a report belongs, and a filter that matches no
+// test, are said for what they are (exit 2), not "0 changed".
+TEST(RunnerUsage, WrongFilesAndEmptyFiltersAreNamed) {
+  const std::string dir = testing::make_temp_dir();
+  ASSERT_TRUE(sys::write_file_atomic(dir + "/bench.json",
+                                     R"({"context": {"executable": "b"}, "benchmarks": []})"));
+  auto html = heapgate_cli({"report", "html", dir + "/bench.json"});
+  EXPECT_EQ(html.exit_code, 2);
+  EXPECT_NE(html.stderr_text.find("is Google Benchmark's output (--benchmark_out), not a heapgate report"),
+            std::string::npos)
+      << html.stderr_text;
+  EXPECT_NE(html.stderr_text.find("heapgate bench compare"), std::string::npos) << html.stderr_text;
+
+  Report report;
+  report.run.binary = "t";
+  report.run.mode = Mode::counters;
+  TestRecord record;
+  record.name = "Cache.Hit";
+  record.suite = "Cache";
+  record.test = "Hit";
+  record.mode = Mode::counters;
+  report.tests = {record};
+  std::filesystem::create_directories(dir + "/reports");
+  ASSERT_TRUE(sys::write_file_atomic(dir + "/reports/t.json", to_json(report)));
+  auto nothing = heapgate_cli({"accept", "--report", dir + "/reports", "--baselines", dir + "/b", "--tests", "NoSuch.*"});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_NE(nothing.stderr_text.find("--tests 'NoSuch.*': matches no test in"), std::string::npos)
+      << nothing.stderr_text;
+  EXPECT_NE(nothing.stderr_text.find("Cache.Hit"), std::string::npos) << nothing.stderr_text;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/b/t.json"));
+  // --report may name one report file.
+  auto one = heapgate_cli({"accept", "--report", dir + "/reports/t.json", "--baselines", dir + "/b"});
+  EXPECT_EQ(one.exit_code, 0) << one.stderr_text;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/b/t.json"));
 }
 
 TEST(RunnerReport, MergesShardsAndRendersJUnitAndMarkdown) {

@@ -330,6 +330,13 @@ std::string to_json(const Report& report) {
 Result<Report> parse_report_json(std::string_view text, std::string_view source) {
   auto doc = detail::parse_json_text(text, source, detail::kReportFix);
   if (!doc) return fail(doc.error());
+  if (doc->is_object() && doc->contains("benchmarks") && doc->contains("context") && !doc->contains("schema")) {
+    // The most likely mix-up: a --benchmark_out file where a report belongs.
+    return fail(make_error(ErrorCode::parse_error, std::string(source),
+                           "is Google Benchmark's output (--benchmark_out), not a heapgate report",
+                           "gate it with `heapgate bench compare " + std::string(source) +
+                               " --report DIR`, then render DIR/<binary>.json"));
+  }
   detail::JsonReader r(source);
   Report report = detail::parse_report_doc(r, *doc);
   if (!r.ok()) return fail(r.error());
