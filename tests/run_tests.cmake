@@ -6,4 +6,7 @@ endif()
 heapgate_add_test(run_test JEMALLOC
   SOURCES e2e/run_test.cpp LABELS e2e runner
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
-add_dependencies(run_test heapgate_cli sample_suite sample_suite_nojemalloc heap_workload)
+# A suite with a test whose counts vary from run to run (calibration).
+add_executable(noisy_suite e2e/noisy_suite.cpp)
+target_link_libraries(noisy_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+add_dependencies(run_test heapgate_cli sample_suite sample_suite_nojemalloc heap_workload noisy_suite)

@@ -52,7 +52,9 @@ struct RunOptions {
   int timeout_seconds = 3600;
   std::string ctest_dir;
   std::string progress = "auto";
-  std::vector<std::string> command;  // binary, then its arguments
+  int calibrate = 0;                      // runs to learn noise bands from; 0: gate as usual
+  std::vector<std::string> plugin_flags;  // extra --heapgate_* flags for every binary
+  std::vector<std::string> command;       // binary, then its arguments
 };
 
 // One test binary to run: where it is, its arguments and environment.
@@ -243,6 +245,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
                                     "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir};
       if (options.strict) argv.push_back("--heapgate_strict");
       if (!options.suppressions.empty()) argv.push_back("--heapgate_suppressions=" + options.suppressions);
+      argv.insert(argv.end(), options.plugin_flags.begin(), options.plugin_flags.end());
       argv.insert(argv.end(), job.args.begin(), job.args.end());
       sys::ProcessOptions process;
       process.extra_env = job.env;
@@ -356,7 +359,7 @@ void collect_profiles(const std::string& report_dir, Report& report) {
   }
 }
 
-int run_all(const RunOptions& options) {
+int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) {
   if (options.jobs < 1) return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
   std::vector<std::string> binaries;
   std::vector<std::string> args;
@@ -440,8 +443,71 @@ int run_all(const RunOptions& options) {
   print_summary(stdout, reports);
   std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(), options.report.c_str());
   std::fflush(stdout);
+  if (measured != nullptr) *measured = reports;
   if (crashed) return kExitBadInput;
   return gate_exit_code(reports, options.allow_unmeasured);
+}
+
+// The widest relative spread of a noisy test, for the summary: "allocations 27701–29736 (7.3%)".
+std::string widest_spread(const BaselineEntry& entry) {
+  std::string text;
+  double widest = -1;
+  for (MetricName m : kMetricNames) {
+    const std::uint64_t width = spread(*entry.noise, m);
+    if (width == 0) continue;
+    const std::uint64_t median = get(entry.metrics, m);
+    const double relative = median == 0 ? 1.0 : static_cast<double>(width) / static_cast<double>(median);
+    if (relative <= widest) continue;
+    widest = relative;
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.1f%%", 100 * relative);
+    text = std::string(to_string(m)) + " " + std::to_string(get(entry.noise->low, m)) + "–" +
+           std::to_string(get(entry.noise->high, m)) + (median == 0 ? "" : " (" + std::string(percent) + ")");
+  }
+  return text;
+}
+
+// --calibrate N: N runs of the same build, each recording into a baseline of
+// its own (so no run judges against another), then one baseline per binary
+// with each test's median and, where the runs disagreed, its noise band.
+int run_calibration(const RunOptions& options) {
+  if (options.calibrate < 2) {
+    return bad("--calibrate", std::to_string(options.calibrate) + " runs cannot show a spread",
+               "use --calibrate 2 or more (5 is a good start)");
+  }
+  std::map<std::string, std::vector<Report>> runs_of;
+  for (int i = 1; i <= options.calibrate; ++i) {
+    RunOptions once = options;
+    once.calibrate = 0;
+    once.report = options.report + "/calibrate-" + std::to_string(i);
+    once.baselines = once.report + "/baselines";
+    once.allow_unmeasured = true;
+    // Call sites and explanations once are enough: later runs only count.
+    if (i > 1) once.plugin_flags.push_back("--heapgate_explain=false");
+    std::printf("heapgate: calibration run %d of %d\n", i, options.calibrate);
+    std::fflush(stdout);
+    std::vector<Report> reports;
+    if (int code = run_all(once, &reports); code == kExitBadInput) return code;
+    for (Report& report : reports) runs_of[report.run.binary].push_back(std::move(report));
+  }
+  for (const auto& [binary, runs] : runs_of) {
+    const std::string path = baseline_path(options.baselines, binary);
+    auto baseline = read_baseline(path);
+    if (!baseline) return bad_input(baseline.error());
+    baseline->binary = binary;
+    const std::map<std::string, BaselineEntry> entries = calibrated_entries(runs);
+    update_entries(*baseline, entries);
+    std::vector<std::pair<std::string, std::string>> noisy;
+    for (const auto& [name, entry] : entries) {
+      if (entry.noise) noisy.emplace_back(name, widest_spread(entry));
+    }
+    if (auto written = write_baseline(path, *baseline); !written) return bad_input(written.error());
+    std::printf("%s: calibrated from %zu runs: %zu tests, %zu deterministic, %zu noisy\n", path.c_str(), runs.size(),
+                entries.size(), entries.size() - noisy.size(), noisy.size());
+    for (const auto& [name, text] : noisy) std::printf("  noisy %s: %s\n", name.c_str(), text.c_str());
+  }
+  std::fflush(stdout);
+  return kExitOk;
 }
 
 }  // namespace
@@ -465,6 +531,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_flag("--allow-unmeasured", options->allow_unmeasured,
                 "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
   run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();
+  run->add_option("--calibrate", options->calibrate,
+                  "Record the baselines from N runs instead of gating: each test's median, and for a test whose\n"
+                  "counts vary between runs (thread timing) a noise band it is then judged within");
   run->add_option("--ctest-dir", options->ctest_dir,
                   "Run every heapgate-enabled binary of this CMake build directory's tests, once each");
   run->add_option("--progress", options->progress, "auto: a live line on a terminal, plain lines otherwise")
@@ -477,7 +546,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "Exit codes: 0 pass, 1 regression, leak, budget or failed test, 2 bad input or a crash, 3 nothing measured\n"
       "with --strict.\n"
       "Example: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
-  run->callback([options, &exit_code] { exit_code = run_all(*options); });
+  run->callback([options, &exit_code] { exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options); });
 }
 
 }  // namespace heapgate::runner

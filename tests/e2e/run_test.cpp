@@ -295,6 +295,48 @@ TEST_F(RunGate, CtestDirectoryRunsEachHeapgateBinaryOnce) {
   EXPECT_EQ(find(report(), "Sample.AssertionFails")->gtest_failed, true);
 }
 
+// Noise learned, not guessed: a baseline calibrated over runs gives the test
+// whose counts vary a band it passes within, run after run, while the
+// deterministic test keeps an exact gate that a planted allocation fails.
+TEST_F(RunGate, CalibratedBaselineTakesTheNoisyTestsSpreadAndStillCatchesARealChange) {
+  const std::string counter = "NOISY_COUNTER_FILE=" + dir_ + "/counter";
+  auto gate = [&](std::vector<std::string> extra, std::vector<std::string> env) {
+    std::vector<std::string> args{"run", "--progress", "none", "--baselines", baselines_, "--report", report_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--");
+    args.push_back(testing::helper_binary("noisy_suite"));
+    env.push_back(counter);
+    return heapgate_cli(args, env);
+  };
+  auto calibrated = gate({"--calibrate", "3"}, {});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.stdout_text << calibrated.stderr_text;
+  EXPECT_NE(calibrated.stdout_text.find("calibrated from 3 runs: 2 tests, 1 deterministic, 1 noisy"), std::string::npos)
+      << calibrated.stdout_text;
+  EXPECT_NE(calibrated.stdout_text.find("noisy Noisy.Varies: allocations"), std::string::npos) << calibrated.stdout_text;
+  auto baseline = read_baseline(baselines_ + "/noisy_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  const BaselineEntry& noisy = baseline->tests.at("Noisy.Varies");
+  ASSERT_TRUE(noisy.noise.has_value());
+  EXPECT_EQ(noisy.noise->runs, 3u);
+  EXPECT_GE(noisy.noise->high.allocations - noisy.noise->low.allocations, 2u);  // 1 to 3 blocks
+  EXPECT_FALSE(baseline->tests.at("Steady.Fixed").noise.has_value());
+
+  for (int i = 0; i < 4; ++i) {
+    auto again = gate({}, {});
+    EXPECT_EQ(again.exit_code, 0) << again.stdout_text << again.stderr_text;
+    const TestRecord* varies = find(report("noisy_suite"), "Noisy.Varies");
+    ASSERT_NE(varies, nullptr);
+    EXPECT_EQ(varies->verdict, Verdict::pass) << varies->message;
+    EXPECT_NE(varies->message.find("noisy: over 3 calibration runs allocations"), std::string::npos) << varies->message;
+  }
+  auto planted = gate({}, {"NOISY_EXTRA=1"});
+  EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text;
+  const TestRecord* fixed = find(report("noisy_suite"), "Steady.Fixed");
+  ASSERT_NE(fixed, nullptr);
+  EXPECT_EQ(fixed->verdict, Verdict::regressed) << fixed->message;
+  EXPECT_NE(fixed->message.find("allocations 3 → 4"), std::string::npos) << fixed->message;
+}
+
 TEST(RunBadInput, EachGivesOneClearLineAndExitCode2) {
   const std::string dir = testing::make_temp_dir();
   auto missing = heapgate_cli({"run", "--report", dir + "/r", "--", dir + "/no_such_tests"});

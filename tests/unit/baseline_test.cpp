@@ -34,6 +34,7 @@ Baseline sample_baseline() {
   t[MetricName::allocations] = Tolerance{3, 0.25};
   tolerant.tolerance = t;
   tolerant.setup_residue = true;  // its 1 live block was one-time setup
+  tolerant.noise = NoiseBand{5, Metrics{6, 96, 1, 16, 60}, Metrics{9, 144, 1, 16, 70}};
   b.tests["Inst/Param.Works/0"] = tolerant;
 
   BaselineEntry counters;

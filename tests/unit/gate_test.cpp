@@ -381,6 +381,52 @@ TEST(GateTest, SetupResidueRecordedInTheBaselineIsNotRepeatedAgain) {
   EXPECT_EQ(unknown.calls, std::vector<std::string>{"growth Suite.Test x3"});
 }
 
+// Calibration: the median of the runs, and a band only where they disagree;
+// judging passes within the band widened by its spread, and says it is noisy.
+TEST(Calibration, MedianAndBandFromRunsThenJudgedWithinTwiceTheSpread) {
+  auto run_with = [](std::uint64_t noisy_allocations) {
+    Report r;
+    TestRecord noisy = record_of(observed(noisy_allocations));
+    noisy.name = "Bg.Thread";
+    TestRecord steady = record_of(observed(50));
+    steady.name = "Pure.Function";
+    r.tests = {noisy, steady};
+    return r;
+  };
+  const auto entries = calibrated_entries({run_with(100), run_with(104), run_with(101), run_with(103)});
+  ASSERT_EQ(entries.size(), 2u);
+  const BaselineEntry& noisy = entries.at("Bg.Thread");
+  EXPECT_EQ(noisy.metrics.allocations, 101u);  // the lower median of 100, 101, 103, 104
+  ASSERT_TRUE(noisy.noise.has_value());
+  EXPECT_EQ(noisy.noise->runs, 4u);
+  EXPECT_EQ(noisy.noise->low.allocations, 100u);
+  EXPECT_EQ(noisy.noise->high.allocations, 104u);
+  EXPECT_FALSE(entries.at("Pure.Function").noise.has_value());
+
+  // Band 100..104, spread 4: 96..108 passes, beyond fails.
+  for (std::uint64_t passing : {96u, 100u, 108u}) {
+    Judgement j = judge(observed(passing), &noisy, GatePolicy{});
+    EXPECT_EQ(j.verdict, Verdict::pass) << passing << ": " << j.explanation;
+    EXPECT_NE(j.explanation.find("noisy: over 4 calibration runs allocations 100–104"), std::string::npos)
+        << j.explanation;
+  }
+  EXPECT_EQ(judge(observed(109), &noisy, GatePolicy{}).verdict, Verdict::regressed);
+  EXPECT_EQ(judge(observed(95), &noisy, GatePolicy{}).verdict, Verdict::improved);
+  // The deterministic test keeps its exact gate.
+  EXPECT_EQ(judge(observed(51), &entries.at("Pure.Function"), GatePolicy{}).verdict, Verdict::regressed);
+
+  // Accepting one new run keeps the band's shape around the new median.
+  Baseline b;
+  b.tests = entries;
+  BaselineEntry moved = noisy;
+  moved.noise.reset();
+  moved.metrics.allocations = 201;
+  update_entries(b, {{"Bg.Thread", moved}});
+  ASSERT_TRUE(b.tests.at("Bg.Thread").noise.has_value());
+  EXPECT_EQ(b.tests.at("Bg.Thread").noise->low.allocations, 200u);
+  EXPECT_EQ(b.tests.at("Bg.Thread").noise->high.allocations, 204u);
+}
+
 TEST(GateTest, GrowingLiveBlocksAreALeakExplainedByTheGrowingSites) {
   FakeExplainer explainer;
   explainer.growth_result = series({3, 6, 9});

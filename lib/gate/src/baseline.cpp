@@ -70,7 +70,18 @@ json tolerances_to_json(const Tolerances& t) {
 
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
-         a.call_sites == b.call_sites && a.setup_residue == b.setup_residue;
+         a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise;
+}
+
+bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
+  return a.runs == b.runs && a.low == b.low && a.high == b.high;
+}
+bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept { return !(a == b); }
+
+std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
+  const std::uint64_t low = get(band.low, metric);
+  const std::uint64_t high = get(band.high, metric);
+  return high > low ? high - low : 0;
 }
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
 
@@ -96,7 +107,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"call_sites", "metrics", "mode", "setup_residue", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"call_sites", "metrics", "mode", "noise", "setup_residue", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -113,6 +124,27 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       }
       if (const json* sites = r.member(e, p, "call_sites", false)) {
         entry.call_sites = detail::read_call_sites(r, *sites, pointer_append(p, "call_sites"));
+      }
+      if (const json* noise = r.member(e, p, "noise", false)) {
+        const std::string np = pointer_append(p, "noise");
+        if (r.object(*noise, np)) {
+          r.only_keys(*noise, np, {"high", "low", "runs"});
+          NoiseBand band;
+          if (const json* runs = r.member(*noise, np, "runs", true)) {
+            band.runs = static_cast<std::uint32_t>(r.u64(*runs, pointer_append(np, "runs")));
+          }
+          if (const json* low = r.member(*noise, np, "low", true)) band.low = r.metrics(*low, pointer_append(np, "low"));
+          if (const json* high = r.member(*noise, np, "high", true)) {
+            band.high = r.metrics(*high, pointer_append(np, "high"));
+          }
+          for (MetricName m : kMetricNames) {
+            if (r.ok() && get(band.low, m) > get(band.high, m)) {
+              r.fail_at(pointer_append(pointer_append(np, "low"), std::string(to_string(m))),
+                        "is above the band's high value", "low must not exceed high; re-run heapgate run --calibrate");
+            }
+          }
+          entry.noise = band;
+        }
       }
       if (const json* setup = r.member(e, p, "setup_residue", false)) {
         entry.setup_residue = r.boolean(*setup, pointer_append(p, "setup_residue"));
@@ -153,6 +185,11 @@ std::string to_json(const Baseline& baseline) {
     e["top_stacks"] = entry.top_stacks;
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
     if (entry.setup_residue) e["setup_residue"] = true;
+    if (entry.noise) {
+      e["noise"] = json{{"runs", entry.noise->runs},
+                        {"low", detail::metrics_to_json(entry.noise->low)},
+                        {"high", detail::metrics_to_json(entry.noise->high)}};
+    }
     tests[name] = std::move(e);
   }
   root["tests"] = std::move(tests);
@@ -174,6 +211,25 @@ Result<void> write_baseline(const std::string& path, const Baseline& baseline) {
   return {};
 }
 
+namespace {
+
+// A learned band moved with its test: accepting one new run (an intended
+// change) keeps how far the test strays below and above its median, around
+// the new numbers.
+NoiseBand recentred(const NoiseBand& band, const Metrics& old_median, const Metrics& new_median) {
+  NoiseBand out = band;
+  for (MetricName m : kMetricNames) {
+    const std::uint64_t below = get(old_median, m) - std::min(get(old_median, m), get(band.low, m));
+    const std::uint64_t above = get(band.high, m) - std::min(get(band.high, m), get(old_median, m));
+    const std::uint64_t median = get(new_median, m);
+    get(out.low, m) = median - std::min(median, below);
+    get(out.high, m) = median + above;
+  }
+  return out;
+}
+
+}  // namespace
+
 BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results) {
   BaselineUpdate update;
   for (const auto& [name, fresh] : results) {
@@ -186,6 +242,7 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
     BaselineEntry merged = fresh;
     if (!merged.tolerance) merged.tolerance = it->second.tolerance;
     if (merged.call_sites.empty()) merged.call_sites = it->second.call_sites;
+    if (!merged.noise && it->second.noise) merged.noise = recentred(*it->second.noise, it->second.metrics, merged.metrics);
     if (merged == it->second) {
       ++update.unchanged;
     } else {

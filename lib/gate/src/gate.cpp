@@ -108,8 +108,27 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   const Tolerances& used = baseline->tolerance ? *baseline->tolerance : tolerances;
   std::string grew;
   std::string shrank;
+  std::string noisy;
   for (MetricName m : kMetricNames) {
     MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
+    if (baseline->noise && spread(*baseline->noise, m) > 0) {
+      // A calibrated test passes anywhere within its band widened by its own
+      // spread (and the tolerance) on each side: N runs rarely see a test's
+      // extremes, and a change that matters moves it by more than it strays.
+      const NoiseBand& band = *baseline->noise;
+      const std::uint64_t width = spread(band, m);
+      const std::uint64_t median = get(baseline->metrics, m);
+      const std::uint64_t high = get(band.high, m);
+      const std::uint64_t low = get(band.low, m);
+      const std::uint64_t upper = high + width + allowed_change(used[m], high);
+      const std::uint64_t slack = width + allowed_change(used[m], low);
+      const std::uint64_t lower = low > slack ? low - slack : 0;
+      const std::uint64_t value = get(current, m);
+      d.beyond_tolerance = value > upper || value < lower;
+      d.limit = value >= median ? upper - median : median - lower;
+      if (!noisy.empty()) noisy += ", ";
+      noisy += std::string(to_string(m)) + " " + std::to_string(low) + "–" + std::to_string(high);
+    }
     if (d.beyond_tolerance) {
       std::string& list = d.delta > 0 ? grew : shrank;
       if (!list.empty()) list += "; ";
@@ -131,6 +150,10 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     c.explanation = "pass: every metric is within tolerance of the baseline.";
   }
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
+  if (!noisy.empty()) {
+    c.note = "noisy: over " + std::to_string(baseline->noise->runs) + " calibration runs " + noisy +
+             "; within twice that spread passes (fix or isolate what makes it vary)";
+  }
   if (current_mode && (*current_mode == Mode::sampled) != (baseline->mode == Mode::sampled)) {
     c.explanation += " Note: the baseline was measured in " + std::string(to_string(baseline->mode)) +
                      " mode and this run in " + std::string(to_string(*current_mode)) +
@@ -194,7 +217,9 @@ bool setup_residue_known(const Observation& observation, const BaselineEntry* ba
   if (baseline == nullptr || !baseline->setup_residue || !observation.metrics) return false;
   if (baseline->mode != observation.mode) return false;  // sampled estimates are not exact counts
   const Metrics& m = *observation.metrics;
-  return m.live_allocations <= baseline->metrics.live_allocations && m.live_bytes <= baseline->metrics.live_bytes;
+  // A calibrated entry knows the most its setup ever left.
+  const Metrics& most = baseline->noise ? baseline->noise->high : baseline->metrics;
+  return m.live_allocations <= most.live_allocations && m.live_bytes <= most.live_bytes;
 }
 
 Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy) {
@@ -265,6 +290,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   } else if (compared == Verdict::improved || compared == Verdict::new_test) {
     line(notes, comparison.explanation);
   }
+  if (policy.compare_baseline && !comparison.note.empty()) line(notes, comparison.note);
   if (j.verdict == Verdict::pass) j.verdict = compared;
   j.explanation = failures;
   if (!notes.empty()) line(j.explanation, notes);
@@ -491,6 +517,52 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.call_sites = t.call_sites;
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     out[t.name] = std::move(e);
+  }
+  return out;
+}
+
+std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report>& runs) {
+  if (runs.empty()) return {};
+  std::vector<std::map<std::string, BaselineEntry>> per_run;
+  per_run.reserve(runs.size());
+  for (const Report& run : runs) per_run.push_back(baseline_entries(run));
+  std::map<std::string, BaselineEntry> out;
+  for (const auto& [name, first] : per_run.front()) {
+    std::vector<const BaselineEntry*> seen;
+    for (const auto& entries : per_run) {
+      auto it = entries.find(name);
+      if (it == entries.end()) break;
+      seen.push_back(&it->second);
+    }
+    if (seen.size() != per_run.size()) continue;
+    BaselineEntry entry = first;
+    NoiseBand band;
+    band.runs = static_cast<std::uint32_t>(seen.size());
+    bool varies = false;
+    for (MetricName m : kMetricNames) {
+      std::vector<std::uint64_t> values;
+      for (const BaselineEntry* e : seen) values.push_back(get(e->metrics, m));
+      std::sort(values.begin(), values.end());
+      get(entry.metrics, m) = values[(values.size() - 1) / 2];
+      get(band.low, m) = values.front();
+      get(band.high, m) = values.back();
+      varies = varies || values.front() != values.back();
+    }
+    if (varies) entry.noise = band;
+    // Setup residue when some run judged it so and no run left live blocks
+    // that were not (a run that left none says nothing either way).
+    entry.setup_residue = false;
+    bool contradicted = false;
+    for (const BaselineEntry* e : seen) {
+      entry.setup_residue = entry.setup_residue || e->setup_residue;
+      contradicted = contradicted || (e->metrics.live_allocations > 0 && !e->setup_residue);
+    }
+    entry.setup_residue = entry.setup_residue && !contradicted;
+    for (const BaselineEntry* e : seen) {
+      if (entry.call_sites.empty()) entry.call_sites = e->call_sites;
+      if (entry.top_stacks.empty()) entry.top_stacks = e->top_stacks;
+    }
+    out.emplace(name, std::move(entry));
   }
   return out;
 }

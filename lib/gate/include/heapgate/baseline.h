@@ -36,6 +36,23 @@ inline constexpr std::string_view kStackFrameSeparator = " < ";
 ///   "top_stacks": ["parse() < load() < main"]
 /// }
 /// ```
+/// What a test's metrics did over several runs of one build (`heapgate run
+/// --calibrate N`): the lowest and highest value of each metric. A test whose
+/// counts depend on thread timing (a background thread's work) gets one;
+/// a deterministic test, whose runs all agree, does not.
+struct NoiseBand {
+  /// How many runs it was learned from.
+  std::uint32_t runs = 0;
+  Metrics low;
+  Metrics high;
+};
+
+bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept;
+bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept;
+
+/// The band's width for one metric (high - low).
+std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept;
+
 struct BaselineEntry {
   Metrics metrics;
   /// The mode the metrics were measured in.
@@ -58,6 +75,13 @@ struct BaselineEntry {
   /// otherwise). A later run that leaves no more live blocks and bytes than
   /// `metrics` is judged without repeating the test again.
   bool setup_residue = false;
+  /// The test's spread over calibration runs (JSON "noise": {"runs": N,
+  /// "low": {metrics}, "high": {metrics}}, absent for a deterministic test);
+  /// `metrics` is then the runs' per-metric median. A value passes when it
+  /// lies within the band widened by its own spread on each side (and the
+  /// tolerance); see compare_to_baseline(). Kept on update unless the new
+  /// entry brings its own, like a hand-edited tolerance.
+  std::optional<NoiseBand> noise = std::nullopt;
 };
 
 /// Field-by-field equality.
@@ -124,7 +148,7 @@ struct BaselineUpdate {
 /// Merges new results (test name → entry) into `baseline`. The entry of each
 /// test in `results` is replaced; a tolerance override already in the
 /// baseline is kept unless the new entry brings its own (it was edited by
-/// hand), and so are its call sites when the new entry has none. Entries of tests not in `results` are kept: a filtered or sharded
+/// hand), and so are its call sites and noise band when the new entry has none. Entries of tests not in `results` are kept: a filtered or sharded
 /// run never deletes other tests' baselines. Pure (no I/O).
 BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results);
 

@@ -142,6 +142,10 @@ struct Comparison {
   /// One readable paragraph, e.g. "regressed: allocations 120 → 180 (+60,
   /// +50.0%), limit +0." Names every metric beyond tolerance, growths first.
   std::string explanation;
+  /// For a test with a noise band, whatever the verdict: "noisy: over 5
+  /// calibration runs allocations 27701–29736; …", so a team sees which
+  /// tests vary and by how much. Empty otherwise.
+  std::string note;
 };
 /// Compares `current` with `baseline` (a null baseline: the test is new), for
 /// step 5 of judge(). The tolerances are the entry's own override if it has
@@ -222,6 +226,16 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report);
 /// of the tests `select` accepts (all when empty); tolerances edited by hand
 /// are kept. Pure (the caller writes the file).
 BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::set<std::string>& select = {});
+
+/// The baseline entries of several runs of one build (calibration): for each
+/// test measured in every run, `metrics` is the per-metric median (the lower
+/// one for an even count) and, when the runs disagree, `noise` holds their
+/// lowest and highest values; call sites and top stacks come from the first
+/// run that has them; setup_residue when a run judged its live blocks one-time
+/// setup and no run left live blocks judged otherwise. A test
+/// missing from a run, or failing its own assertions in one, is left out.
+/// With one run, the same as baseline_entries(). Pure.
+std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report>& runs);
 
 /// A record fails the run: its verdict is a failure (is_failure with
 /// `strict`), or the test failed its own assertions.

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A suite with one test whose counts differ from run to run, as a test does
+// whose background thread's work depends on timing, and one that never
+// varies. The variation is scripted so the calibration test is not itself
+// flaky: each run of Noisy.Varies bumps a counter in NOISY_COUNTER_FILE and
+// allocates 1 + (counter % 3) blocks. NOISY_EXTRA=1 plants one more
+// allocation in Steady.Fixed: the regression calibration must not hide.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace {
+
+void* volatile g_sink = nullptr;
+
+void allocate_and_free(int blocks) {
+  for (int i = 0; i < blocks; ++i) {
+    g_sink = std::malloc(64);
+    std::free(g_sink);
+  }
+}
+
+int next_count() {
+  const char* path = std::getenv("NOISY_COUNTER_FILE");
+  if (path == nullptr) return 0;
+  int count = 0;
+  {
+    std::ifstream in(path);
+    in >> count;
+  }
+  std::ofstream(path) << count + 1;
+  return count;
+}
+
+}  // namespace
+
+TEST(Noisy, Varies) {
+  const int count = next_count();  // before measuring matters not: the file I/O is counted too, equally each run
+  allocate_and_free(1 + count % 3);
+}
+
+TEST(Steady, Fixed) {
+  const bool extra = std::getenv("NOISY_EXTRA") != nullptr;
+  allocate_and_free(extra ? 4 : 3);
+}
