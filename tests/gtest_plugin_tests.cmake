@@ -16,8 +16,12 @@ target_compile_options(sample_suite PRIVATE -g -fno-omit-frame-pointer)
 add_executable(sample_suite_nojemalloc e2e/sample_suite.cpp ${PROJECT_SOURCE_DIR}/gtest_plugin/src/gtest_main.cpp)
 target_link_libraries(sample_suite_nojemalloc PRIVATE heapgate::gtest heapgate_warnings)
 
+# Budgets with units and scoped budgets.
+add_executable(budget_suite e2e/budget_suite.cpp)
+target_link_libraries(budget_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+
 heapgate_add_test(gtest_plugin_test JEMALLOC SOURCES e2e/gtest_plugin_test.cpp LABELS e2e gtest_plugin)
-add_dependencies(gtest_plugin_test sample_suite sample_suite_nojemalloc)
+add_dependencies(gtest_plugin_test sample_suite sample_suite_nojemalloc budget_suite)
 
 # ci/gate.sh on the sample suite through the heapgate CLI: the gate's exit
 # code, reports, HTML page and step summary.

@@ -404,6 +404,42 @@ void limit(MetricName metric, std::uint64_t value) noexcept {
   g_requests.limited[i] = true;
 }
 
+void limit(MetricName metric, const char* size) noexcept {
+  auto parsed = parse_size(size == nullptr ? "" : size);
+  if (parsed) {
+    limit(metric, *parsed);
+    return;
+  }
+  // A typo in a budget must not pass silently as "no budget".
+  ADD_FAILURE() << "heapgate: budget " << to_string(metric) << ": " << parsed.error().message();
+}
+
 void check_leaks(bool enabled) noexcept { g_requests.leak_check = enabled ? 1 : 0; }
+
+ScopedLimit::ScopedLimit(MetricName metric, std::uint64_t limit, const char* file, int line) noexcept
+    : metric_(metric), limit_(limit), file_(file), line_(line) {
+  if (!allocator_status().hooks_available) return;
+  scope_.emplace("scoped budget", ScopeOptions{Mode::counters});
+}
+
+ScopedLimit::ScopedLimit(MetricName metric, const char* size, const char* file, int line) noexcept
+    : metric_(metric), file_(file), line_(line) {
+  auto parsed = parse_size(size == nullptr ? "" : size);
+  if (!parsed) {
+    ADD_FAILURE_AT(file, line) << "heapgate: scoped budget " << to_string(metric) << ": " << parsed.error().message();
+    return;
+  }
+  limit_ = *parsed;
+  if (!allocator_status().hooks_available) return;
+  scope_.emplace("scoped budget", ScopeOptions{Mode::counters});
+}
+
+ScopedLimit::~ScopedLimit() {
+  if (!scope_) return;
+  auto result = scope_->finish();
+  if (!result || result->bytes_only) return;  // nothing counted: nothing to say
+  const std::string over = explain_over_budget(metric_, limit_, from_scope(*result));
+  if (!over.empty()) ADD_FAILURE_AT(file_, line_) << "heapgate: " << over << " in this block";
+}
 
 }  // namespace heapgate::gtest

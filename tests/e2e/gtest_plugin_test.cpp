@@ -180,6 +180,38 @@ TEST_F(GtestPlugin, SetupResidueIsRecordedOnceAndNotRepeatedAfterwards) {
       << replaced->message;
 }
 
+// Budgets as people write them: "1 KiB", and for one block of a test.
+TEST_F(GtestPlugin, BudgetsTakeUnitsAndScopedBudgetsJudgeOneBlock) {
+  auto one = [&](const std::string& test) {
+    return run_suite("budget_suite", dir_ + "/" + test, {"--gtest_filter=Budget." + test});
+  };
+  SuiteRun within = one("SizeWithUnitsWithin");
+  EXPECT_EQ(within.exit_code, 0) << within.output;
+  const TestRecord* w = find(within.report, "Budget.SizeWithUnitsWithin");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->budgets.at("allocated_bytes"), 1024u);
+  EXPECT_EQ(w->budgets.at("allocations"), 3u);
+
+  SuiteRun over = one("SizeWithUnitsOver");
+  EXPECT_EQ(over.exit_code, 1) << over.output;
+  EXPECT_EQ(find(over.report, "Budget.SizeWithUnitsOver")->verdict, Verdict::over_budget);
+  EXPECT_NE(over.output.find("allocated_bytes 192 over the budget of 100 (+92)"), std::string::npos) << over.output;
+
+  SuiteRun malformed = one("MalformedSizeFails");
+  EXPECT_EQ(malformed.exit_code, 1) << malformed.output;
+  EXPECT_NE(malformed.output.find("\"12 parsecs\" is not a size"), std::string::npos) << malformed.output;
+
+  SuiteRun scoped_over = one("ScopedBlockOver");
+  EXPECT_EQ(scoped_over.exit_code, 1) << scoped_over.output;
+  EXPECT_NE(scoped_over.output.find("budget_suite.cpp:42: Failure"), std::string::npos) << scoped_over.output;
+  EXPECT_NE(scoped_over.output.find("heapgate: allocations 3 over the budget of 2 (+1) in this block"),
+            std::string::npos)
+      << scoped_over.output;
+
+  SuiteRun scoped_within = one("ScopedBlockWithin");
+  EXPECT_EQ(scoped_within.exit_code, 0) << scoped_within.output;
+}
+
 TEST_F(GtestPlugin, AFailedAssertionIsNotAlsoALeak) {
   SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.AssertionFails"});
   ASSERT_TRUE(run.has_report);

@@ -190,6 +190,24 @@ TEST(MetricName, ParsesEveryNameAndIndexesMetrics) {
   EXPECT_FALSE(parse_metric_name("allocs"));
 }
 
+TEST(Size, ParsesNumbersWithSiAndBinaryUnits) {
+  const std::pair<const char*, std::uint64_t> good[] = {
+      {"4096", 4096},         {"512 B", 512},          {"512 KB", 512000},   {"24 MB", 24000000},
+      {"24 MiB", 25165824},   {"1.5GiB", 1610612736},  {" 2 mb ", 2000000},  {"0.1 KB", 100},
+      {"18446744073709551615", 18446744073709551615ull}};
+  for (const auto& [text, bytes] : good) {
+    auto parsed = parse_size(text);
+    ASSERT_TRUE(parsed) << text << ": " << parsed.error().message();
+    EXPECT_EQ(*parsed, bytes) << text;
+  }
+  for (const char* bad : {"", "MB", "12 parsecs", "1..5 MB", "-1", "1 MB x", "99999999999999999999", "1e3"}) {
+    auto parsed = parse_size(bad);
+    ASSERT_FALSE(parsed) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::parse_error);
+    EXPECT_NE(parsed.error().message().find("is not a size"), std::string::npos);
+  }
+}
+
 // Every closed vocabulary a file or flag names answers a typo the same way:
 // parse_error, the bad value and the list to pick from.
 TEST(Vocabulary, EveryNameParserAnswersParseErrorWithTheValidNames) {

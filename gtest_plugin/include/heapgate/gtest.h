@@ -4,13 +4,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include <gtest/gtest.h>
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
 #include "heapgate/metrics.h"
+#include "heapgate/profile_scope.h"
 
 namespace heapgate::gtest {
 
@@ -79,19 +82,69 @@ Options init(int* argc, char** argv);
 void install_listener(const Options& options);
 
 /// Budgets, checked when the current test ends; use the HEAPGATE_* macros.
-/// They do not allocate, so they never change what they measure.
+/// They do not allocate, so they never change what they measure. A budget
+/// covers the whole test: the fixture's constructor and SetUp() included.
 void limit(MetricName metric, std::uint64_t limit) noexcept;
+/// The same with a size as text ("24 MiB", "512 KB"; see parse_size()); a
+/// malformed one fails the test, naming it.
+void limit(MetricName metric, const char* size) noexcept;
+
+/// Lets one macro take a number (a literal 0 too) or a size string.
+template <typename T>
+void limit_any(MetricName metric, const T& value) noexcept {
+  if constexpr (std::is_convertible_v<const T&, const char*>) {
+    limit(metric, static_cast<const char*>(value));
+  } else {
+    limit(metric, static_cast<std::uint64_t>(value));
+  }
+}
+
+/// A budget for one region of a test instead of the whole test: counts what
+/// the enclosing block allocates (all threads, `counters`), and when the block
+/// ends adds a GoogleTest failure at the macro's line if the metric exceeds
+/// `limit` ("allocations 12 over the budget of 10 (+2)"). Does nothing when
+/// the process cannot measure. Use the HEAPGATE_SCOPED_LIMIT_* macros.
+class ScopedLimit {
+ public:
+  ScopedLimit(MetricName metric, std::uint64_t limit, const char* file, int line) noexcept;
+  ScopedLimit(MetricName metric, const char* size, const char* file, int line) noexcept;
+  ~ScopedLimit();
+  ScopedLimit(const ScopedLimit&) = delete;
+  ScopedLimit& operator=(const ScopedLimit&) = delete;
+
+ private:
+  MetricName metric_;
+  std::uint64_t limit_ = 0;
+  const char* file_;
+  int line_;
+  std::optional<ProfileScope> scope_;
+};
 /// Leak checking for the current test: true forces it on, false allows leaks.
 void check_leaks(bool enabled) noexcept;
 
 }  // namespace heapgate::gtest
 
 /// The current test fails if it makes more than `n` allocations (all threads).
-#define HEAPGATE_LIMIT_ALLOCATIONS(n) ::heapgate::gtest::limit(::heapgate::MetricName::allocations, (n))
-/// The current test fails if it allocates more than `n` bytes in total (usable sizes).
-#define HEAPGATE_LIMIT_ALLOCATED_BYTES(n) ::heapgate::gtest::limit(::heapgate::MetricName::allocated_bytes, (n))
-/// The current test fails if its live bytes ever exceed `n` (usable sizes, all threads).
-#define HEAPGATE_LIMIT_PEAK_BYTES(n) ::heapgate::gtest::limit(::heapgate::MetricName::peak_bytes, (n))
+#define HEAPGATE_LIMIT_ALLOCATIONS(n) ::heapgate::gtest::limit_any(::heapgate::MetricName::allocations, (n))
+/// The current test fails if it allocates more than `n` bytes in total (usable
+/// sizes); `n` a number or a size such as "24 MiB".
+#define HEAPGATE_LIMIT_ALLOCATED_BYTES(n) \
+  ::heapgate::gtest::limit_any(::heapgate::MetricName::allocated_bytes, (n))
+/// The current test fails if its live bytes ever exceed `n` (usable sizes, all
+/// threads); `n` a number or a size such as "512 KB".
+#define HEAPGATE_LIMIT_PEAK_BYTES(n) ::heapgate::gtest::limit_any(::heapgate::MetricName::peak_bytes, (n))
+
+#define HEAPGATE_SCOPED_LIMIT_CONCAT_INNER(a, b) a##b
+#define HEAPGATE_SCOPED_LIMIT_CONCAT(a, b) HEAPGATE_SCOPED_LIMIT_CONCAT_INNER(a, b)
+#define HEAPGATE_SCOPED_LIMIT_(metric, n)                                                                      \
+  ::heapgate::gtest::ScopedLimit HEAPGATE_SCOPED_LIMIT_CONCAT(heapgate_scoped_limit_, __LINE__)((metric), (n), \
+                                                                                               __FILE__, __LINE__)
+/// From here to the end of the enclosing block: at most `n` allocations.
+#define HEAPGATE_SCOPED_LIMIT_ALLOCATIONS(n) HEAPGATE_SCOPED_LIMIT_(::heapgate::MetricName::allocations, (n))
+/// From here to the end of the enclosing block: at most `n` bytes allocated ("24 MiB" or a number).
+#define HEAPGATE_SCOPED_LIMIT_ALLOCATED_BYTES(n) HEAPGATE_SCOPED_LIMIT_(::heapgate::MetricName::allocated_bytes, (n))
+/// From here to the end of the enclosing block: live bytes never above `n` ("512 KB" or a number).
+#define HEAPGATE_SCOPED_LIMIT_PEAK_BYTES(n) HEAPGATE_SCOPED_LIMIT_(::heapgate::MetricName::peak_bytes, (n))
 /// The current test fails if it leaks anything, even when --heapgate_check_leaks=false.
 #define HEAPGATE_EXPECT_NO_LEAKS() ::heapgate::gtest::check_leaks(true)
 /// The current test may leak (e.g. it fills a process-wide cache on purpose).

@@ -56,6 +56,50 @@ Result<MetricName> parse_metric_name(std::string_view text) {
                          "write e.g. allocations"));
 }
 
+Result<std::uint64_t> parse_size(std::string_view text) {
+  auto bad = [&] {
+    return fail(make_error(ErrorCode::parse_error, "size",
+                           "\"" + std::string(text) + "\" is not a size; expected a number and an optional unit",
+                           "write e.g. 4096, 512 KB, 24 MiB or 1.5 GB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)"));
+  };
+  std::size_t i = 0;
+  while (i < text.size() && text[i] == ' ') ++i;
+  std::uint64_t whole = 0;
+  std::size_t digits = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits) {
+    const auto digit = static_cast<std::uint64_t>(text[i] - '0');
+    if (whole > (UINT64_MAX - digit) / 10) return bad();
+    whole = whole * 10 + digit;
+  }
+  double fraction = 0;
+  if (i < text.size() && text[i] == '.') {
+    double scale = 0.1;
+    for (++i; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i, ++digits, scale /= 10) {
+      fraction += scale * (text[i] - '0');
+    }
+  }
+  if (digits == 0) return bad();
+  while (i < text.size() && text[i] == ' ') ++i;
+  std::string unit;
+  for (; i < text.size() && text[i] != ' '; ++i) {
+    const char c = text[i];
+    unit += c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  while (i < text.size() && text[i] == ' ') ++i;
+  if (i != text.size()) return bad();
+  if ((unit.empty() || unit == "b") && fraction == 0) return whole;  // exact beyond 2^53 too
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1},           {"b", 1},          {"kb", 1e3},       {"mb", 1e6},       {"gb", 1e9},
+      {"tb", 1e12},      {"kib", 1024.0},   {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+  for (const auto& [name, factor] : kUnits) {
+    if (unit != name) continue;
+    const double bytes = (static_cast<double>(whole) + fraction) * factor;
+    if (!(bytes < 18446744073709551615.0)) return bad();
+    return static_cast<std::uint64_t>(bytes);
+  }
+  return bad();
+}
+
 std::uint64_t get(const Metrics& metrics, MetricName metric) noexcept {
   return get(const_cast<Metrics&>(metrics), metric);  // the non-const overload only reads here
 }

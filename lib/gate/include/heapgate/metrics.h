@@ -61,6 +61,13 @@ std::uint64_t get(const Metrics& metrics, MetricName metric) noexcept;
 /// A reference to the field `metric` of `metrics`, for setting it.
 std::uint64_t& get(Metrics& metrics, MetricName metric) noexcept;
 
+/// A byte count as people write budgets: a whole or decimal number and an
+/// optional unit, case-insensitive, with or without a space: "4096", "512 B",
+/// "512 KB" / "24 MB" / "1 GB" (powers of 1000), "512 KiB" / "24 MiB" /
+/// "1.5 GiB" (powers of 1024), "TB"/"TiB" too. Rounded down to whole bytes.
+/// Errors: `parse_error` naming the text and the units.
+Result<std::uint64_t> parse_size(std::string_view text);
+
 /// The five metrics of a finished ProfileScope, copied field by field. A
 /// `bytes_only` fallback scope gives zero counts and peak (see ScopeResult).
 Metrics from_scope(const ScopeResult& scope) noexcept;
