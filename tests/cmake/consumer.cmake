@@ -165,9 +165,10 @@ endfunction()
 
 # heapgate_consumer_readme_target(): `my_tests`, the target the README's
 # snippets link, from gtest_consumer.cpp, built with gtest_consumer and run
-# directly as the README says (it measures: heapgate::gtest_main brings jemalloc).
+# directly as the README says (readme_path_check.cmake): it measures
+# (heapgate::gtest_main brings jemalloc) and catches a planted regression and leak.
 function(heapgate_consumer_readme_target)
   add_executable(my_tests ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/gtest_consumer.cpp)
-  add_test(NAME readme_my_tests COMMAND my_tests --heapgate_report=${CMAKE_CURRENT_BINARY_DIR}/readme_report)
-  set_tests_properties(readme_my_tests PROPERTIES FAIL_REGULAR_EXPRESSION "nothing (is|was) measured")
+  add_test(NAME readme_my_tests COMMAND ${CMAKE_COMMAND} -DBINARY=$<TARGET_FILE:my_tests>
+    -DWORK=${CMAKE_CURRENT_BINARY_DIR}/readme_path -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/readme_path_check.cmake)
 endfunction()

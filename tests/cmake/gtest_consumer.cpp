@@ -32,3 +32,17 @@ TEST(GtestConsumer, AllowedLeak) {
   g_leaked = std::malloc(64);
   EXPECT_NE(g_leaked, nullptr);
 }
+
+// What the README's path must catch, planted by environment variables so the
+// same binary runs clean first (recording its baseline) and then changed:
+// CONSUMER_EXTRA_ALLOCATION=1 adds one allocation (a regression),
+// CONSUMER_LEAK=1 leaks one block per run (a leak).
+TEST(GtestConsumer, Planted) {
+  void* volatile block = std::malloc(32);
+  std::free(block);
+  if (std::getenv("CONSUMER_EXTRA_ALLOCATION") != nullptr) {
+    block = std::malloc(32);
+    std::free(block);
+  }
+  if (std::getenv("CONSUMER_LEAK") != nullptr) g_leaked = std::malloc(48);
+}
