@@ -20,6 +20,7 @@ struct CompareOptions {
   std::string baselines = kDefaultBaselinesDir;
   std::string report = "heapgate-report";
   std::string output;
+  bool ratchet = false;
 };
 
 int run_compare(const CompareOptions& options) {
@@ -38,8 +39,14 @@ int run_compare(const CompareOptions& options) {
     }
   }
   print_summary(stdout, *reports);
+  std::size_t changed = 0;
+  if (options.ratchet) {
+    auto ratcheted = ratchet_improvements(options.baselines, *reports);
+    if (!ratcheted) return bad_input(ratcheted.error());
+    changed = *ratcheted;
+  }
   std::fflush(stdout);
-  return gate_exit_code(*reports);
+  return ratchet_exit_code(gate_exit_code(*reports), changed);
 }
 
 }  // namespace
@@ -52,6 +59,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   compare->add_option("--report", options->report, "Directory of the reports of a heapgate run")->capture_default_str();
   compare->add_option("-o,--output", options->output,
                       "Also write the re-judged reports (JSON, JUnit, Markdown) into this directory");
+  compare->add_flag("--ratchet", options->ratchet,
+                    "Accept improvements into the baselines (exit 4 when one was written, for CI on the main branch)");
   compare->footer(
       "Leaks, budgets and tests that failed their own assertions keep their verdicts; pass, regressed, improved\n"
       "and new are decided again. Exit codes as heapgate run.");

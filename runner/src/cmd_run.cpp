@@ -53,6 +53,7 @@ struct RunOptions {
   std::string ctest_dir;
   std::string progress = "auto";
   int calibrate = 0;                      // runs to learn noise bands from; 0: gate as usual
+  bool ratchet = false;                   // accept improvements, exit 4 when a baseline changed
   std::vector<std::string> plugin_flags;  // extra --heapgate_* flags for every binary
   std::vector<std::string> command;       // binary, then its arguments
 };
@@ -445,7 +446,14 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
   std::fflush(stdout);
   if (measured != nullptr) *measured = reports;
   if (crashed) return kExitBadInput;
-  return gate_exit_code(reports, options.allow_unmeasured);
+  std::size_t changed = 0;
+  if (options.ratchet) {
+    auto ratcheted = ratchet_improvements(options.baselines, reports);
+    if (!ratcheted) return bad_input(ratcheted.error());
+    changed = *ratcheted;
+    std::fflush(stdout);
+  }
+  return ratchet_exit_code(gate_exit_code(reports, options.allow_unmeasured), changed);
 }
 
 // The widest relative spread of a noisy test, for the summary: "allocations 27701–29736 (7.3%)".
@@ -531,6 +539,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_flag("--allow-unmeasured", options->allow_unmeasured,
                 "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
   run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();
+  run->add_flag("--ratchet", options->ratchet,
+                "Accept improvements into the baselines as they happen; exit 4 when a baseline was written\n"
+                "(and the gate passed), so CI on the main branch can commit it");
   run->add_option("--calibrate", options->calibrate,
                   "Record the baselines from N runs instead of gating: each test's median, and for a test whose\n"
                   "counts vary between runs (thread timing) a noise band it is then judged within");

@@ -14,6 +14,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitGateFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitUnavailable = 3;
+inline constexpr int kExitBaselineChanged = 4;  // --ratchet wrote a baseline
 
 /// Where every verb looks for baselines unless told (--baselines).
 inline constexpr const char* kDefaultBaselinesDir = "baselines";

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include "commands.h"
 #include "heapgate/gate.h"
@@ -86,6 +87,45 @@ void rejudge(Report& report, const Baseline& baseline) {
 
 int gate_exit_code(const std::vector<Report>& reports, bool allow_unmeasured) {
   return static_cast<int>(gate_exit(reports, allow_unmeasured));
+}
+
+Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const std::vector<Report>& reports) {
+  std::size_t changed = 0;
+  for (const Report& report : reports) {
+    std::set<std::string> improved;
+    for (const TestRecord& record : report.tests) {
+      if (record.verdict == Verdict::improved) improved.insert(record.name);
+    }
+    if (improved.empty()) continue;
+    const std::string path = baseline_path(baselines_dir, report.run.binary);
+    auto baseline = read_baseline(path);
+    if (!baseline) return fail(baseline.error());
+    const Baseline before = *baseline;
+    accept_run(*baseline, report, improved);
+    if (*baseline == before) continue;
+    if (auto written = write_baseline(path, *baseline); !written) return fail(written.error());
+    ++changed;
+    for (const std::string& name : improved) {
+      const TestRecord* record = nullptr;
+      for (const TestRecord& r : report.tests) {
+        if (r.name == name) record = &r;
+      }
+      std::string moved;
+      for (const MetricDelta& d : record->deltas) {
+        if (d.delta == 0) continue;
+        moved += (moved.empty() ? "" : ", ") + std::string(to_string(d.metric)) + " " + std::to_string(d.baseline) +
+                 " → " + std::to_string(d.current);
+      }
+      std::printf("ratcheted %s: %s\n", name.c_str(), moved.c_str());
+    }
+    std::printf("heapgate: %s: %zu improved tests accepted (--ratchet); commit it\n", path.c_str(), improved.size());
+  }
+  return changed;
+}
+
+int ratchet_exit_code(int gate_exit, std::size_t changed_baselines) {
+  if (gate_exit != 0) return gate_exit;
+  return changed_baselines > 0 ? kExitBaselineChanged : 0;
 }
 
 void print_summary(std::FILE* out, const std::vector<Report>& reports) {

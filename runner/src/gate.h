@@ -31,6 +31,15 @@ void rejudge(Report& report, const Baseline& baseline);
 /// The gate's exit code over reports: gate_exit() of heapgate/gate.h.
 int gate_exit_code(const std::vector<Report>& reports, bool allow_unmeasured = false);
 
+/// --ratchet: accepts every `improved` test of each report into its baseline
+/// (accept_run, written atomically) and prints what moved; other tests'
+/// entries stay. Returns how many baselines changed.
+Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const std::vector<Report>& reports);
+
+/// The exit code of a gated run with --ratchet: the gate's own when it is not
+/// 0, else kExitBaselineChanged when a baseline was written, else 0.
+int ratchet_exit_code(int gate_exit, std::size_t changed_baselines);
+
 /// Prints one line per report (binary: tests and the count per verdict), then
 /// each test that did not pass with the first line of its explanation.
 void print_summary(std::FILE* out, const std::vector<Report>& reports);

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", HEAPGATE_VERSION_STRING);
   app.require_subcommand(1);
   app.footer("Exit codes: 0 success, 1 the gate failed, 2 bad usage, bad input or a crash, 3 nothing measured\n"
-             "(--strict). Every verb has --help; runner/README.md has examples.\n"
+             "(--strict), 4 --ratchet wrote improvements into a baseline (commit it).\n"
+             "Every verb has --help; runner/README.md has examples.\n"
              "Docs: README.md and docs/design.md in the heapgate sources.");
 
   int exit_code = kExitBadInput;

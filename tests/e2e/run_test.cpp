@@ -117,6 +117,41 @@ TEST_F(RunGate, FirstRunCreatesTheBaselineThenARegressionFailsAndAcceptRoundTrip
   EXPECT_EQ(after.exit_code, 0) << after.stdout_text;
 }
 
+// --ratchet (CI on the main branch): an improvement is written into the
+// baseline and exit 4 says so; nothing to ratchet is 0; a regression is
+// still 1 and never written.
+TEST_F(RunGate, RatchetAcceptsImprovementsWithExitFourAndNeverRegressions) {
+  auto recorded = run({}, {"SAMPLE_EXTRA=2"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.stdout_text << recorded.stderr_text;
+  auto improved = run({"--ratchet"});
+  EXPECT_EQ(improved.exit_code, 4) << improved.stdout_text << improved.stderr_text;
+  EXPECT_NE(improved.stdout_text.find("ratcheted Sample.Counted: allocations 9 → 7"), std::string::npos)
+      << improved.stdout_text;
+  auto baseline = read_baseline(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  EXPECT_EQ(baseline->tests.at("Sample.Counted").metrics.allocations, 7u);
+
+  auto steady = run({"--ratchet"});
+  EXPECT_EQ(steady.exit_code, 0) << steady.stdout_text;
+  auto regressed = run({"--ratchet"}, {"SAMPLE_EXTRA=1"});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text;
+  auto after = read_baseline(baselines_ + "/sample_suite.json");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->tests.at("Sample.Counted").metrics.allocations, 7u);
+
+  // compare --ratchet on saved reports does the same.
+  auto saved = run({}, {"SAMPLE_EXTRA=3"});
+  EXPECT_EQ(saved.exit_code, 1);
+  auto reset = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_});
+  ASSERT_EQ(reset.exit_code, 0) << reset.stderr_text;
+  auto plain = run({});  // 7 after 10: improved, reported, exit 0, nothing written
+  EXPECT_EQ(plain.exit_code, 0) << plain.stdout_text;
+  EXPECT_EQ(read_baseline(baselines_ + "/sample_suite.json")->tests.at("Sample.Counted").metrics.allocations, 10u);
+  auto compared = heapgate_cli({"compare", "--ratchet", "--baselines", baselines_, "--report", report_});
+  EXPECT_EQ(compared.exit_code, 4) << compared.stdout_text << compared.stderr_text;
+  EXPECT_EQ(read_baseline(baselines_ + "/sample_suite.json")->tests.at("Sample.Counted").metrics.allocations, 7u);
+}
+
 TEST_F(RunGate, ShardedRunEqualsUnshardedRun) {
   auto whole = run({"--jobs", "1"});
   ASSERT_EQ(whole.exit_code, 0) << whole.stdout_text << whole.stderr_text;

@@ -267,6 +267,9 @@ enum class GateExit {
   usage = 2,
   /// Nothing could be measured, and that is not allowed (strict).
   unavailable = 3,
+  /// The gate passed and --ratchet wrote improvements into a baseline: the
+  /// pipeline should commit it (the CLI's own; never from gate_exit()).
+  baseline_changed = 4,
 };
 
 /// The exit code of a run over its reports: `failed` when any record fails
