@@ -114,6 +114,15 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   return e;
 }
 
+Result<Metrics> RerunExplainer::remeasure(const std::string& test) {
+  auto child = run_child(test, Mode::counters, 1, "--heapgate_internal_child=1");
+  if (!child) return fail(child.error());
+  if (child->verdict == Verdict::unavailable) {
+    return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "the re-run measured nothing", ""));
+  }
+  return child->metrics;
+}
+
 Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode, int repeat,
                                              const std::string& child_flag) {
   auto report = run_children_report(test, mode, repeat, child_flag);

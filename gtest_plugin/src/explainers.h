@@ -41,6 +41,7 @@ class RerunExplainer : public Explainer {
   Result<Explanation> explain(const std::string& test) override;
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
   Result<Explanation> growing(const std::string& test, int repetitions) override;
+  Result<Metrics> remeasure(const std::string& test) override;
   /// Every test `filter` selects, run once in exact mode in one child: the
   /// call sites of each (for a baseline being recorded).
   Result<std::map<std::string, std::vector<CallSite>>> call_sites(const std::string& filter);

@@ -342,7 +342,8 @@ class Listener : public ::testing::EmptyTestEventListener {
     RerunExplainer explainer(options_, binary_path_, symbolizer());
     if (!record.profiles.empty()) explainer.set_own_profile(record.profiles.front());
     const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
-                                          ExplainOptions{options_.top_stacks, options_.explain, options_.leak_repetitions});
+                                          ExplainOptions{options_.top_stacks, options_.explain, options_.leak_repetitions,
+                                                         options_.confirm_runs});
     if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
   }
 

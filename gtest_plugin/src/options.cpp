@@ -58,6 +58,13 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.leak_repetitions = static_cast<int>(*n);
          return {};
        }},
+      {"confirm_runs", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto n = detail::parse_flag_count(where, v);
+         if (!n || *n > 5) return fail(bad_flag_value(where, v, "a number of runs from 0 to 5"));
+         o.confirm_runs = static_cast<int>(*n);
+         return {};
+       }},
       {"internal_growth", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);

@@ -250,6 +250,7 @@ class FakeExplainer : public Explainer {
   std::optional<Explanation> explain_result;
   std::optional<LiveGrowth> growth_result;
   std::optional<Explanation> growing_result;
+  std::vector<Metrics> remeasure_results;  // one per call, in order; none left: unavailable
   std::vector<std::string> calls;
 
   Result<Explanation> explain(const std::string& test) override {
@@ -261,6 +262,13 @@ class FakeExplainer : public Explainer {
     calls.push_back("growth " + test + " x" + std::to_string(repetitions));
     if (!growth_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
     return *growth_result;
+  }
+  Result<Metrics> remeasure(const std::string& test) override {
+    calls.push_back("remeasure " + test);
+    if (remeasure_results.empty()) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
+    Metrics m = remeasure_results.front();
+    remeasure_results.erase(remeasure_results.begin());
+    return m;
   }
   Result<Explanation> growing(const std::string& test, int repetitions) override {
     calls.push_back("growing " + test + " x" + std::to_string(repetitions));
@@ -315,7 +323,7 @@ TEST(GateTest, RegressionIsExplainedByOneMoreRun) {
   BaselineEntry base = entry(100);
   TestRecord r = record_of(observed(120));
   std::string text = gate_test(r, observed(120), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{1, true});
-  EXPECT_EQ(explainer.calls, std::vector<std::string>{"explain Suite.Test"});
+  EXPECT_EQ(explainer.calls, (std::vector<std::string>{"remeasure Suite.Test", "explain Suite.Test"}));
   EXPECT_EQ(r.verdict, Verdict::regressed);
   ASSERT_EQ(r.stacks.size(), 1u);
   EXPECT_EQ(r.stacks[0].frames[0], "grow()");
@@ -323,6 +331,36 @@ TEST(GateTest, RegressionIsExplainedByOneMoreRun) {
   EXPECT_NE(text.find("heapgate: Suite.Test regressed (counters mode)"), std::string::npos) << text;
   EXPECT_NE(text.find("top stacks (exact re-run)"), std::string::npos) << text;
   EXPECT_NE(text.find("20 allocations"), std::string::npos) << text;
+}
+
+// A regression must reproduce: a fresh run within the baseline clears it
+// (timing noise); fresh runs that regress too confirm it.
+TEST(GateTest, RegressionThatAFreshRunDoesNotReproduceIsNoise) {
+  BaselineEntry base = entry(100);
+  FakeExplainer noise;
+  noise.remeasure_results = {metrics(101), metrics(100)};
+  TestRecord r = record_of(observed(101));
+  EXPECT_EQ(gate_test(r, observed(101), &base, GatePolicy{}, noise, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_EQ(noise.calls, (std::vector<std::string>{"remeasure Suite.Test", "remeasure Suite.Test"}));
+  EXPECT_EQ(r.verdict, Verdict::pass);
+  EXPECT_NE(r.message.find("not reproducible: regressed: allocations 100 → 101"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("a fresh run of the test measured allocations 100"), std::string::npos) << r.message;
+  EXPECT_EQ(r.metrics.allocations, 101u);  // this run's numbers are what the report keeps
+
+  FakeExplainer real;
+  real.remeasure_results = {metrics(101), metrics(101)};
+  TestRecord changed = record_of(observed(101));
+  EXPECT_NE(gate_test(changed, observed(101), &base, GatePolicy{}, real, Suppressions{}, ExplainOptions{5, false}), "");
+  EXPECT_EQ(changed.verdict, Verdict::regressed);
+
+  FakeExplainer off;
+  off.remeasure_results = {metrics(100)};
+  TestRecord unconfirmed = record_of(observed(101));
+  ExplainOptions no_confirm{5, false};
+  no_confirm.confirm_runs = 0;
+  gate_test(unconfirmed, observed(101), &base, GatePolicy{}, off, Suppressions{}, no_confirm);
+  EXPECT_EQ(unconfirmed.verdict, Verdict::regressed);
+  EXPECT_TRUE(off.calls.empty());
 }
 
 TEST(GateTest, LiveBlocksThatStayLevelAreOneTimeSetup) {

@@ -50,6 +50,11 @@ struct Options {
   /// blocks is run K times more in one child process; it leaks only if its
   /// live blocks grow with every run (one-time setup stays level).
   int leak_repetitions = 3;
+  /// `--heapgate_confirm_runs=N` (default 2, 0 to 5): a test that regressed
+  /// is measured again in up to N fresh child processes (`counters`); if one
+  /// of them is within the baseline, the regression was timing noise and the
+  /// test passes with a note.
+  int confirm_runs = 2;
   /// Internal (`--heapgate_internal_growth=K`): this process is a re-run
   /// child that measures one test across all K gtest iterations in one scope
   /// and records what is live after each (TestRecord::growth).

@@ -43,6 +43,9 @@ class Explainer {
   /// The call sites whose live blocks grow: the live blocks after
   /// `repetitions` runs minus those after one, per further run, as stacks.
   virtual Result<Explanation> growing(const std::string& test, int repetitions) = 0;
+  /// The test's metrics from a fresh process of its own (`counters`), to
+  /// tell a change from timing noise. Default: unavailable (no confirmation).
+  virtual Result<Metrics> remeasure(const std::string& test);
 };
 
 /// How gate_test() explains.
@@ -55,6 +58,9 @@ struct ExplainOptions {
   /// Runs of a test that ended with live blocks, to tell growth from
   /// one-time setup (--heapgate_leak_repetitions).
   int leak_repetitions = 3;
+  /// Fresh runs that may clear a regression (--heapgate_confirm_runs): a
+  /// regression stands only when every one of them regresses too. 0: none.
+  int confirm_runs = 2;
 };
 
 /// Gates one measured test:
@@ -63,7 +69,10 @@ struct ExplainOptions {
 ///    `explainer.growing()` for the growing call sites, and when every one
 ///    of them matches `suppressions`, the leak is suppressed and its blocks
 ///    leave the judged metrics (and so the baseline);
-/// 2. judges (judge());
+/// 2. judges (judge()); a `regressed` test is measured again in up to
+///    `confirm_runs` fresh processes (`explainer.remeasure()`), and when one
+///    of them is within the baseline the regression is not reproducible —
+///    timing noise, not a change — and the test passes with a note;
 /// 3. for a failure attaches the explaining stacks (the growing sites for a
 ///    leak, else `explainer.explain()`'s) and their profiles.
 /// Fills the record's metrics (less suppressed blocks), growth, verdict,
