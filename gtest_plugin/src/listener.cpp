@@ -111,11 +111,22 @@ class Listener : public ::testing::EmptyTestEventListener {
       baseline_ = std::move(*loaded);
       baseline_.binary = binary_name_;
     }
+    fingerprint_ = runtime_fingerprint();
+    HEAPGATE_ADD_BUILD_FINGERPRINT(fingerprint_);
+    run_.run.fingerprint = fingerprint_;
+    if (baseline_.exists && options_.fingerprint != FingerprintCheck::ignore) {
+      environment_change_ = describe_fingerprint_change(fingerprint_differences(baseline_.fingerprint, fingerprint_));
+      if (!environment_change_.empty()) {
+        std::fprintf(stderr, "heapgate: %s: %s (--heapgate_fingerprint=%s)\n", baseline_path_.c_str(),
+                     environment_change_.c_str(), std::string(to_string(options_.fingerprint)).c_str());
+      }
+    }
     if (!options_.report_dir.empty() && !death_test_child_) {
       RunInfo run;
       run.binary = binary_name_;
       run.mode = effective_mode_;
       run.jemalloc_version = allocator_status().version;
+      run.fingerprint = fingerprint_;
       run.strict = options_.strict;
       run.unavailable_reason = effective_mode_ == Mode::off ? unavailable_reason_ : "";
       const char* total = std::getenv("GTEST_TOTAL_SHARDS");
@@ -129,6 +140,17 @@ class Listener : public ::testing::EmptyTestEventListener {
   }
 
   void OnTestIterationStart(const ::testing::UnitTest&, int iteration) override { iteration_ = iteration; }
+
+  // GoogleTest decides the exit status after each iteration: a failure added
+  // here, outside any test, fails the run.
+  void OnTestIterationEnd(const ::testing::UnitTest&, int iteration) override {
+    if (iteration != 0 || child_ || death_test_child_) return;
+    if (options_.fingerprint == FingerprintCheck::strict && !environment_change_.empty()) {
+      ADD_FAILURE() << "heapgate: " << environment_change_
+                    << "; fix: record the baselines in this environment (--heapgate_update_baselines or heapgate "
+                       "accept), or run with --heapgate_fingerprint=warn";
+    }
+  }
 
   void OnTestStart(const ::testing::TestInfo& info) override {
     g_requests = TestRequests{};
@@ -338,6 +360,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     policy.check_leaks = options_.check_leaks;
     policy.strict = options_.strict;
     policy.compare_baseline = !baseline_path_.empty();
+    policy.environment_change = environment_change_;
     policy.accepting = options_.update_baselines || (!baseline_path_.empty() && !baseline_.exists);
     RerunExplainer explainer(options_, binary_path_, symbolizer());
     if (!record.profiles.empty()) explainer.set_own_profile(record.profiles.front());
@@ -387,6 +410,8 @@ class Listener : public ::testing::EmptyTestEventListener {
   std::optional<Symbolizer> symbolizer_;
   int iteration_ = 0;
   LiveGrowth growth_;  // a growth child's live blocks after each run
+  Fingerprint fingerprint_;         // this run's environment
+  std::string environment_change_;  // how it differs from the baseline's, "" when it does not
   Metrics gtest_overhead_;
 };
 

@@ -43,6 +43,13 @@ Result<Options> parse_options(int* argc, char** argv) {
       {"strict", true, boolean(&Options::strict)},
       {"suppressions", false, text(&Options::suppressions_path)},
       {"check_leaks", true, boolean(&Options::check_leaks)},
+      {"fingerprint", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto check = parse_fingerprint_check(v);
+         if (!check) return fail(bad_flag_value(where, v, "one of warn, strict, ignore"));
+         o.fingerprint = *check;
+         return {};
+       }},
       {"explain", true, boolean(&Options::explain)},
       {"top_stacks", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {

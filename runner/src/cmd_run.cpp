@@ -54,6 +54,7 @@ struct RunOptions {
   std::string progress = "auto";
   int calibrate = 0;                      // runs to learn noise bands from; 0: gate as usual
   bool ratchet = false;                   // accept improvements, exit 4 when a baseline changed
+  std::string fingerprint = "warn";       // --heapgate_fingerprint for every binary
   std::vector<std::string> plugin_flags;  // extra --heapgate_* flags for every binary
   std::vector<std::string> command;       // binary, then its arguments
 };
@@ -246,6 +247,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
                                     "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir};
       if (options.strict) argv.push_back("--heapgate_strict");
       if (!options.suppressions.empty()) argv.push_back("--heapgate_suppressions=" + options.suppressions);
+      argv.push_back("--heapgate_fingerprint=" + options.fingerprint);
       argv.insert(argv.end(), options.plugin_flags.begin(), options.plugin_flags.end());
       argv.insert(argv.end(), job.args.begin(), job.args.end());
       sys::ProcessOptions process;
@@ -539,6 +541,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_flag("--allow-unmeasured", options->allow_unmeasured,
                 "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
   run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();
+  run->add_option("--fingerprint", options->fingerprint,
+                  "A baseline recorded in another environment (compiler, runtime, jemalloc, build): warn says so,\n"
+                  "strict fails the run, ignore does not compare")
+      ->check(parsed_by(parse_fingerprint_check, "CHECK"))
+      ->capture_default_str();
   run->add_flag("--ratchet", options->ratchet,
                 "Accept improvements into the baselines as they happen; exit 4 when a baseline was written\n"
                 "(and the gate passed), so CI on the main branch can commit it");

@@ -82,6 +82,8 @@ Result<std::vector<Report>> read_reports(const std::string& dir) {
 void rejudge(Report& report, const Baseline& baseline) {
   GatePolicy policy;
   policy.strict = report.run.strict;
+  policy.environment_change =
+      describe_fingerprint_change(fingerprint_differences(baseline.fingerprint, report.run.fingerprint));
   judge_run(report, baseline, policy, /*whole_run=*/false);
 }
 

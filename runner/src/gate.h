@@ -25,7 +25,8 @@ std::string baseline_path(const std::string& baselines_dir, const std::string& b
 Result<std::vector<Report>> read_reports(const std::string& dir);
 
 /// Judges `report` again against `baseline` with the gate (judge_run() in
-/// heapgate/gate.h), under the run's own strictness.
+/// heapgate/gate.h), under the run's own strictness; regressions and
+/// improvements say when the two fingerprints differ.
 void rejudge(Report& report, const Baseline& baseline);
 
 /// The gate's exit code over reports: gate_exit() of heapgate/gate.h.

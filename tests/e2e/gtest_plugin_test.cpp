@@ -212,6 +212,41 @@ TEST_F(GtestPlugin, BudgetsTakeUnitsAndScopedBudgetsJudgeOneBlock) {
   EXPECT_EQ(scoped_within.exit_code, 0) << scoped_within.output;
 }
 
+// A baseline from another environment: said at start and in the regression;
+// --heapgate_fingerprint=strict fails the run on the mismatch alone.
+TEST_F(GtestPlugin, ABaselineFromAnotherEnvironmentIsNamed) {
+  const std::string baselines = dir_ + "/baselines";
+  const std::string filter = "--gtest_filter=Sample.Counted";
+  SuiteRun first = run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines});
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  auto recorded = read_baseline(baselines + "/sample_suite.json");
+  ASSERT_TRUE(recorded) << recorded.error().message();
+  ASSERT_EQ(recorded->fingerprint.count("compiler"), 1u);
+  EXPECT_EQ(recorded->fingerprint, first.report.run.fingerprint);
+  const std::string compiler = recorded->fingerprint.at("compiler");
+  recorded->fingerprint["compiler"] = "gcc 1.0";
+  ASSERT_TRUE(write_baseline(baselines + "/sample_suite.json", *recorded));
+
+  SuiteRun changed = run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines},
+                               {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(changed.exit_code, 1) << changed.output;
+  const std::string said = "the baseline was recorded in another environment: compiler gcc 1.0 → " + compiler;
+  EXPECT_NE(changed.output.find(said + " (--heapgate_fingerprint=warn)"), std::string::npos) << changed.output;
+  EXPECT_NE(find(changed.report, "Sample.Counted")->message.find("note: " + said), std::string::npos)
+      << find(changed.report, "Sample.Counted")->message;
+
+  SuiteRun warned = run_suite("sample_suite", dir_ + "/r3", {filter, "--heapgate_baselines=" + baselines});
+  EXPECT_EQ(warned.exit_code, 0) << warned.output;
+  SuiteRun strict = run_suite("sample_suite", dir_ + "/r4",
+                              {filter, "--heapgate_baselines=" + baselines, "--heapgate_fingerprint=strict"});
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("fix: record the baselines in this environment"), std::string::npos) << strict.output;
+  SuiteRun ignored = run_suite("sample_suite", dir_ + "/r5",
+                               {filter, "--heapgate_baselines=" + baselines, "--heapgate_fingerprint=ignore"});
+  EXPECT_EQ(ignored.exit_code, 0) << ignored.output;
+  EXPECT_EQ(ignored.output.find("another environment"), std::string::npos) << ignored.output;
+}
+
 TEST_F(GtestPlugin, AFailedAssertionIsNotAlsoALeak) {
   SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.AssertionFails"});
   ASSERT_TRUE(run.has_report);

@@ -21,6 +21,7 @@ namespace {
 Baseline sample_baseline() {
   Baseline b;
   b.binary = "parser_test";
+  b.fingerprint = {{"compiler", "gcc 12.2.0"}, {"libc", "glibc 2.36"}, {"page_size", "4096"}};
   BaselineEntry plain;
   plain.metrics = Metrics{120, 4096, 0, 0, 2048};
   plain.mode = Mode::exact;

@@ -465,6 +465,37 @@ TEST(Calibration, MedianAndBandFromRunsThenJudgedWithinTwiceTheSpread) {
   EXPECT_EQ(b.tests.at("Bg.Thread").noise->high.allocations, 204u);
 }
 
+// Numbers recorded in another environment: each differing fact is named, and
+// a regression or improvement says the change may come from that alone.
+TEST(Fingerprint, DifferencesAreNamedInRegressions) {
+  const Fingerprint recorded{{"compiler", "gcc 12.2.0"}, {"libc", "glibc 2.36"}, {"arch", "x86_64"}};
+  const Fingerprint now{{"compiler", "gcc 13.1.0"}, {"libc", "glibc 2.36"}, {"arch", "x86_64"}, {"page_size", "4096"}};
+  EXPECT_EQ(fingerprint_differences(recorded, now), std::vector<std::string>{"compiler gcc 12.2.0 → gcc 13.1.0"});
+  EXPECT_TRUE(fingerprint_differences({}, now).empty());  // an older baseline: nothing to compare
+  EXPECT_TRUE(fingerprint_differences(recorded, recorded).empty());
+  GatePolicy policy;
+  policy.environment_change = describe_fingerprint_change(fingerprint_differences(recorded, now));
+  EXPECT_EQ(policy.environment_change,
+            "the baseline was recorded in another environment: compiler gcc 12.2.0 → gcc 13.1.0");
+  BaselineEntry base = entry(100);
+  Judgement regressed = judge(observed(120), &base, policy);
+  EXPECT_EQ(regressed.verdict, Verdict::regressed);
+  EXPECT_NE(regressed.explanation.find("note: the baseline was recorded in another environment: compiler gcc 12.2.0"),
+            std::string::npos)
+      << regressed.explanation;
+  EXPECT_EQ(judge(observed(100), &base, policy).explanation.find("another environment"), std::string::npos);
+  EXPECT_EQ(parse_fingerprint_check("strict").value(), FingerprintCheck::strict);
+  EXPECT_EQ(parse_fingerprint_check("loose").error().code, ErrorCode::parse_error);
+
+  // Accepting a run records its fingerprint.
+  Baseline b;
+  Report r;
+  r.run.fingerprint = now;
+  r.tests = {record_of(observed(5))};
+  accept_run(b, r);
+  EXPECT_EQ(b.fingerprint, now);
+}
+
 TEST(GateTest, GrowingLiveBlocksAreALeakExplainedByTheGrowingSites) {
   FakeExplainer explainer;
   explainer.growth_result = series({3, 6, 9});

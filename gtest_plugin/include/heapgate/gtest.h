@@ -12,6 +12,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
+#include "heapgate/fingerprint.h"
 #include "heapgate/metrics.h"
 #include "heapgate/profile_scope.h"
 
@@ -41,6 +42,11 @@ struct Options {
   /// `--heapgate_check_leaks` (default true): memory a test allocates and does
   /// not free is a failure. HEAPGATE_ALLOW_LEAKS() opts one test out.
   bool check_leaks = true;
+  /// `--heapgate_fingerprint=warn|strict|ignore` (default warn): what a
+  /// baseline recorded in another environment (compiler, C/C++ runtime,
+  /// jemalloc, build type, architecture; heapgate/fingerprint.h) does: said at
+  /// start and in every regression, a failure of the run, or nothing.
+  FingerprintCheck fingerprint = FingerprintCheck::warn;
   /// `--heapgate_explain` (default true): re-run failing tests in exact mode for stacks.
   bool explain = true;
   /// `--heapgate_top_stacks=N` (default 5): stacks shown per failure.

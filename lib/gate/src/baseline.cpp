@@ -86,7 +86,7 @@ std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
 
 bool operator==(const Baseline& a, const Baseline& b) noexcept {
-  return a.binary == b.binary && a.tests == b.tests && a.exists == b.exists;
+  return a.binary == b.binary && a.tests == b.tests && a.exists == b.exists && a.fingerprint == b.fingerprint;
 }
 bool operator!=(const Baseline& a, const Baseline& b) noexcept { return !(a == b); }
 
@@ -99,8 +99,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
   if (!r.object(root, "")) return fail(r.error());
   // The schema first: a newer file should say so rather than trip on a new key.
   detail::check_schema(r, r.member(root, "", "schema", true), kBaselineSchema, "/schema");
-  r.only_keys(root, "", {"binary", "schema", "tests"});
+  r.only_keys(root, "", {"binary", "fingerprint", "schema", "tests"});
   if (const json* binary = r.member(root, "", "binary", false)) baseline.binary = r.string(*binary, "/binary");
+  if (const json* fp = r.member(root, "", "fingerprint", false)) baseline.fingerprint = detail::read_fingerprint(r, *fp, "/fingerprint");
   const json* tests = r.member(root, "", "tests", true);
   if (tests != nullptr && r.object(*tests, "/tests")) {
     for (auto it = tests->begin(); it != tests->end() && r.ok(); ++it) {
@@ -176,6 +177,7 @@ std::string to_json(const Baseline& baseline) {
   json root = json::object();
   root["schema"] = std::string(kBaselineSchema);
   root["binary"] = baseline.binary;
+  if (!baseline.fingerprint.empty()) root["fingerprint"] = baseline.fingerprint;
   json tests = json::object();
   for (const auto& [name, entry] : baseline.tests) {
     json e = json::object();

@@ -290,6 +290,9 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   } else if (compared == Verdict::improved || compared == Verdict::new_test) {
     line(notes, comparison.explanation);
   }
+  if ((compared == Verdict::regressed || compared == Verdict::improved) && !policy.environment_change.empty()) {
+    line(notes, "note: " + policy.environment_change + " — the change may come from that alone");
+  }
   if (policy.compare_baseline && !comparison.note.empty()) line(notes, comparison.note);
   if (j.verdict == Verdict::pass) j.verdict = compared;
   j.explanation = failures;
@@ -585,6 +588,8 @@ BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::s
       it = select.count(it->first) != 0 ? std::next(it) : entries.erase(it);
     }
   }
+  // The numbers now come from this run's environment.
+  if (!entries.empty() && !report.run.fingerprint.empty()) baseline.fingerprint = report.run.fingerprint;
   return update_entries(baseline, entries);
 }
 

@@ -237,6 +237,15 @@ json call_sites_to_json(const std::vector<CallSite>& sites) {
   return out;
 }
 
+Fingerprint read_fingerprint(JsonReader& r, const json& value, const std::string& pointer) {
+  Fingerprint out;
+  if (!r.object(value, pointer)) return out;
+  for (auto it = value.begin(); it != value.end() && r.ok(); ++it) {
+    out[it.key()] = r.string(it.value(), pointer_append(pointer, it.key()));
+  }
+  return out;
+}
+
 std::vector<CallSite> read_call_sites(JsonReader& r, const json& value, const std::string& pointer) {
   std::vector<CallSite> out;
   if (!r.array(value, pointer)) return out;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "heapgate/error.h"
+#include "heapgate/fingerprint.h"
 #include "heapgate/metrics.h"
 
 namespace heapgate::detail {
@@ -86,5 +87,7 @@ void check_schema(JsonReader& reader, const json* schema, std::string_view expec
 /// CallSite lists: [{"allocations": N, "bytes": B, "function": "...", "location": "..."}].
 json call_sites_to_json(const std::vector<CallSite>& sites);
 std::vector<CallSite> read_call_sites(JsonReader& reader, const json& value, const std::string& pointer);
+/// A Fingerprint: an object of strings.
+Fingerprint read_fingerprint(JsonReader& reader, const json& value, const std::string& pointer);
 
 }  // namespace heapgate::detail

@@ -17,7 +17,7 @@ bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
   return a.binary == b.binary && a.build_id == b.build_id && a.mode == b.mode &&
          a.jemalloc_version == b.jemalloc_version && a.host == b.host && a.started_at == b.started_at &&
          a.shard_index == b.shard_index && a.total_shards == b.total_shards && a.strict == b.strict &&
-         a.unavailable_reason == b.unavailable_reason && a.complete == b.complete;
+         a.unavailable_reason == b.unavailable_reason && a.complete == b.complete && a.fingerprint == b.fingerprint;
 }
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
 

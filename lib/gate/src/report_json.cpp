@@ -110,7 +110,7 @@ Report parse_report_doc(JsonReader& r, const json& root) {
 }  // namespace
 
 json run_to_json(const RunInfo& run) {
-  return json{{"binary", run.binary},
+  json out{{"binary", run.binary},
               {"build_id", run.build_id},
               {"mode", std::string(to_string(run.mode))},
               {"jemalloc_version", run.jemalloc_version},
@@ -121,6 +121,8 @@ json run_to_json(const RunInfo& run) {
               {"strict", run.strict},
               {"unavailable_reason", run.unavailable_reason},
               {"complete", run.complete}};
+  if (!run.fingerprint.empty()) out["fingerprint"] = run.fingerprint;
+  return out;
 }
 
 json record_to_json(const TestRecord& t) {
@@ -160,8 +162,8 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   RunInfo run;
   if (!r.object(v, p)) return run;
   r.only_keys(v, p,
-              {"binary", "build_id", "complete", "host", "jemalloc_version", "mode", "shard_index", "started_at",
-               "strict", "total_shards", "unavailable_reason"});
+              {"binary", "build_id", "complete", "fingerprint", "host", "jemalloc_version", "mode", "shard_index",
+               "started_at", "strict", "total_shards", "unavailable_reason"});
   auto str = [&](const char* key, std::string& out) {
     if (const json* f = r.member(v, p, key, false)) out = r.string(*f, pointer_append(p, key));
   };
@@ -181,6 +183,9 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "strict", false)) run.strict = r.boolean(*f, pointer_append(p, "strict"));
   if (const json* f = r.member(v, p, "complete", false)) run.complete = r.boolean(*f, pointer_append(p, "complete"));
+  if (const json* f = r.member(v, p, "fingerprint", false)) {
+    run.fingerprint = read_fingerprint(r, *f, pointer_append(p, "fingerprint"));
+  }
   return run;
 }
 

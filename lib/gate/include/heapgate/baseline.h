@@ -12,6 +12,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
+#include "heapgate/fingerprint.h"
 #include "heapgate/metrics.h"
 
 namespace heapgate {
@@ -98,6 +99,9 @@ struct Baseline {
   /// Entries by full gtest name, "Suite.Test", typed and value-parameterized
   /// names as gtest prints them ("Inst/Suite.Test/0", "Suite/0.Test").
   std::map<std::string, BaselineEntry> tests;
+  /// The environment the numbers were recorded in (JSON "fingerprint",
+  /// absent when empty: recorded before fingerprints existed).
+  Fingerprint fingerprint;
   /// False when read_baseline() found no file: the gate has nothing to
   /// compare with yet. Not written to JSON.
   bool exists = true;

@@ -40,6 +40,10 @@ struct GatePolicy {
   /// Compare with a baseline at all; false (no baselines directory): budgets
   /// and leaks only, and a test passes without being `new`.
   bool compare_baseline = true;
+  /// describe_fingerprint_change() of the baseline's and this run's
+  /// fingerprints (heapgate/fingerprint.h), "" when they agree: every
+  /// regression and improvement says it.
+  std::string environment_change;
 };
 
 /// What was learned about blocks a test left live, by running it again.
@@ -224,7 +228,8 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report);
 
 /// Records a run into a baseline: update_entries() with baseline_entries()
 /// of the tests `select` accepts (all when empty); tolerances edited by hand
-/// are kept. Pure (the caller writes the file).
+/// are kept, and the baseline takes the run's fingerprint. Pure (the caller
+/// writes the file).
 BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::set<std::string>& select = {});
 
 /// The baseline entries of several runs of one build (calibration): for each

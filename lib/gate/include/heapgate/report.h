@@ -14,6 +14,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
+#include "heapgate/fingerprint.h"
 #include "heapgate/metrics.h"
 #include "heapgate/stack_sample.h"
 #include "heapgate/verdict.h"
@@ -48,6 +49,9 @@ struct RunInfo {
   /// False when the report was recovered from a ReportWriter journal: the run
   /// ended (crashed) before finish(), and tests after the last record are absent.
   bool complete = true;
+  /// The environment of the run (JSON "fingerprint", absent when empty);
+  /// accepting the run records it in the baseline.
+  Fingerprint fingerprint;
 };
 
 /// Field-by-field equality.

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/fingerprint.h"
+
+#include <gnu/libc-version.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "heapgate/allocator.h"
+
+namespace heapgate {
+
+Fingerprint runtime_fingerprint() {
+  Fingerprint f;
+  const AllocatorStatus& status = allocator_status();
+  if (!status.version.empty()) {
+    // "5.3.0-0-g54eaed1d…": the release is what changes size classes and paths.
+    f["jemalloc"] = status.version.substr(0, status.version.find('-'));
+  }
+  f["libc"] = std::string("glibc ") + gnu_get_libc_version();
+  utsname names{};
+  if (::uname(&names) == 0) f["arch"] = names.machine;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (page > 0) f["page_size"] = std::to_string(page);
+  return f;
+}
+
+std::string_view to_string(FingerprintCheck check) noexcept {
+  switch (check) {
+    case FingerprintCheck::warn: return "warn";
+    case FingerprintCheck::strict: return "strict";
+    case FingerprintCheck::ignore: return "ignore";
+  }
+  return "warn";
+}
+
+Result<FingerprintCheck> parse_fingerprint_check(std::string_view text) {
+  for (FingerprintCheck c : {FingerprintCheck::warn, FingerprintCheck::strict, FingerprintCheck::ignore}) {
+    if (text == to_string(c)) return c;
+  }
+  return fail(make_error(ErrorCode::parse_error, "fingerprint",
+                         "unknown fingerprint check \"" + std::string(text) + "\"; expected one of warn, strict, ignore",
+                         "write e.g. warn"));
+}
+
+std::vector<std::string> fingerprint_differences(const Fingerprint& recorded, const Fingerprint& now) {
+  std::vector<std::string> out;
+  if (recorded.empty() || now.empty()) return out;
+  for (const auto& [key, value] : recorded) {
+    auto it = now.find(key);
+    if (it == now.end() || it->second == value) continue;
+    out.push_back(key + " " + value + " → " + it->second);
+  }
+  return out;
+}
+
+std::string describe_fingerprint_change(const std::vector<std::string>& differences) {
+  if (differences.empty()) return {};
+  std::string out = "the baseline was recorded in another environment: ";
+  for (std::size_t i = 0; i < differences.size(); ++i) out += (i == 0 ? "" : "; ") + differences[i];
+  return out;
+}
+
+namespace detail {
+
+void add_build_fingerprint(Fingerprint& fingerprint, const BuildFacts& facts) {
+  fingerprint["compiler"] = facts.compiler;
+  fingerprint["libstdc++"] = facts.cxx_library;
+  fingerprint["build"] = std::string(facts.optimized ? "optimized" : "unoptimized") +
+                         (facts.assertions ? ", assertions on" : ", assertions off");
+}
+
+}  // namespace detail
+}  // namespace heapgate
