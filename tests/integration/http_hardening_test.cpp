@@ -470,6 +470,109 @@ TEST(HttpHardening, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_EQ(third->status, 200);
 }
 
+// HEAD ran the GET handler: HEAD /start started a run. The routes that act
+// refuse HEAD; the read-only ones answer it.
+TEST(HttpHardening, HeadNeverStartsOrStops) {
+  HEAPGATE_REQUIRE_PROFILING();
+  TestServer t;
+  ASSERT_TRUE(t.server);
+  for (const char* path : {"/memory-profiler/start?duration=1mins", "/memory-profiler/stop",
+                           "/heapgate/heap_profile?active=true", "/heapgate/heap_profile?trigger_dump=true"}) {
+    auto res = t.client->Head(path);
+    ASSERT_TRUE(res) << path;
+    EXPECT_EQ(res->status, 405) << path;
+    EXPECT_EQ(res->get_header_value("Allow"), "GET, POST") << path;
+  }
+  auto state = t.get("/memory-profiler/state");
+  ASSERT_TRUE(state);
+  json body = json::parse(state->body);
+  EXPECT_TRUE(body["memory_profiler"]["current_run"]["id"].is_null()) << state->body;
+  EXPECT_EQ(body["jemalloc"]["profiling_active"], false) << state->body;
+
+  auto head_state = t.client->Head("/memory-profiler/state");
+  ASSERT_TRUE(head_state);
+  EXPECT_EQ(head_state->status, 200);
+  EXPECT_TRUE(head_state->body.empty());
+
+  // A run started by GET is not stopped by HEAD.
+  auto started = t.get("/memory-profiler/start?duration=1mins");
+  ASSERT_TRUE(started);
+  ASSERT_EQ(started->status, 200) << started->body;
+  auto head_stop = t.client->Head("/memory-profiler/stop");
+  ASSERT_TRUE(head_stop);
+  EXPECT_EQ(head_stop->status, 405);
+  body = json::parse(t.get("/memory-profiler/state")->body);
+  EXPECT_GT(body["memory_profiler"]["current_run"]["remaining_seconds"].get<double>(), 0.0);
+  auto stopped = t.client->Post("/memory-profiler/stop");
+  ASSERT_TRUE(stopped);
+  EXPECT_EQ(stopped->status, 200);
+}
+
+TEST(HttpHardening, OtherMethodsAre405WithAllow) {
+  TestServer t;
+  ASSERT_TRUE(t.server);
+  auto put = t.client->Put("/memory-profiler/state", "", "text/plain");
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->status, 405);
+  EXPECT_EQ(put->get_header_value("Allow"), "GET, HEAD, POST");
+  EXPECT_EQ(put->body, "Method PUT is not allowed on /memory-profiler/state: use GET, HEAD, POST.\n");
+  auto del = t.client->Delete("/memory-profiler/start");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+  EXPECT_EQ(del->get_header_value("Allow"), "GET, POST");
+  EXPECT_EQ(del->body, "Method DELETE is not allowed on /memory-profiler/start: use GET, POST.\n");
+}
+
+// ---- Error bodies.
+
+TEST(HttpHardening, ErrorAnswersHaveOneLineBodies) {
+  TestServer t;
+  ASSERT_TRUE(t.server);
+  auto missing = t.get("/memory-profiler/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_TRUE(one_line(missing->body)) << missing->body;
+  EXPECT_EQ(missing->body.rfind("Not found: '/memory-profiler/nope' is not an endpoint; use /memory-profiler/", 0),
+            0u)
+      << missing->body;
+  auto missing_post = t.client->Post("/nope");
+  ASSERT_TRUE(missing_post);
+  EXPECT_EQ(missing_post->status, 404);
+  EXPECT_TRUE(one_line(missing_post->body)) << missing_post->body;
+
+  struct Case {
+    std::string request;
+    int status;
+    std::string body;
+  };
+  const std::string bad_line = "Bad request line: send 'METHOD /path HTTP/1.1' ending in CRLF.\n";
+  const std::vector<Case> cases = {
+      {"GARBAGE\r\n\r\n", 400, bad_line},
+      {"GET /memory-profiler/state\r\n\r\n", 400, bad_line},
+      {"GET /memory-profiler/state HTTP/2.0\r\n\r\n", 400, bad_line},
+      {"GET  /memory-profiler/state HTTP/1.1\r\n\r\n", 400, bad_line},
+      {"FOO /memory-profiler/state HTTP/1.1\r\n\r\n", 501, "Method 'FOO' is not implemented: use GET or POST.\n"},
+      {"POST /memory-profiler/state HTTP/1.1\r\nContent-Length: ten\r\n\r\n", 400,
+       "Invalid Content-Length 'ten': send the body's size in bytes.\n"},
+      {"POST /memory-profiler/state HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400,
+       "Conflicting Content-Length headers: send exactly one.\n"},
+      {"GET /memory-profiler/state HTTP/1.1\r\nHost : x\r\n\r\n", 400,
+       "Bad header line 'Host ': no whitespace before the colon.\n"},
+      // Framed fine, but cpp-httplib's parser refuses a second '?'.
+      {"GET /memory-profiler/state?a=1?b=2 HTTP/1.1\r\n\r\n", 400,
+       "Bad request: the request line does not parse; send 'METHOD /path?query HTTP/1.1' with one '?' at most.\n"},
+  };
+  for (const Case& c : cases) {
+    RawClient client(t.server->port());
+    ASSERT_TRUE(client.send(c.request));
+    auto res = client.read_response();
+    ASSERT_TRUE(res) << c.request;
+    EXPECT_EQ(res->status, c.status) << c.request;
+    EXPECT_EQ(res->body, c.body) << c.request;
+    EXPECT_EQ(res->header("Content-Type"), "text/plain; charset=utf-8") << c.request;
+  }
+}
+
 TEST(HttpHardening, StartRefusesBadLimits) {
   HttpOptions options;
   options.host = "127.0.0.1";

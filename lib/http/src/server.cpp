@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include <httplib.h>
@@ -111,6 +112,39 @@ class FrontServer final : public httplib::Server {
   detail::Connections* connections_ = nullptr;
 };
 
+// Which methods a route takes. Mesos serves GET and POST alike; HEAD runs
+// the GET handler in cpp-httplib, so it is allowed only where GET changes
+// nothing.
+struct Route {
+  bool head = false;
+  const char* allow() const { return head ? "GET, HEAD, POST" : "GET, POST"; }
+};
+
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return text;
+}
+
+// The answers cpp-httplib makes itself, with an empty body: requests that
+// its parser refuses after detail::Connections let them through.
+std::string default_error_body(int status) {
+  switch (status) {
+    case 400:
+      return "Bad request: the request line does not parse; send 'METHOD /path?query HTTP/1.1' with one '?' at "
+             "most.\n";
+    case 413:
+      return "Request body too large: these endpoints take their parameters in the query.\n";
+    case 414:
+      return "URI too long: shorten the path and query.\n";
+    case 416:
+      return "Range not satisfiable: drop the Range header or ask for bytes inside the body.\n";
+    default:
+      return "HTTP error " + std::to_string(status) + ".\n";
+  }
+}
+
 bool positive(std::chrono::milliseconds d) { return d.count() > 0; }
 
 }  // namespace
@@ -118,6 +152,7 @@ bool positive(std::chrono::milliseconds d) { return d.count() > 0; }
 struct HttpServer::Impl {
   HttpOptions options;
   std::unique_ptr<MemoryProfiler> profiler;
+  std::map<std::string, Route, std::less<>> routes;
   FrontServer server;
   std::unique_ptr<detail::Connections> connections;
   std::thread listener;
@@ -192,42 +227,83 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
   impl->profiler = std::make_unique<MemoryProfiler>(options);
   MemoryProfiler& profiler = *impl->profiler;
   FrontServer& server = impl->server;
+  auto& routes = impl->routes;
 
-  server.set_pre_routing_handler([token = options.bearer_token](const httplib::Request& req, httplib::Response& res) {
-    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string header = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    std::string given = header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
-    if (!header.empty() && equal_constant_time(given, token)) return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer realm=\"heapgate\"");
-    res.set_content("Unauthorized: send 'Authorization: Bearer <token>'.\n", "text/plain; charset=utf-8");
+  // Before any handler: authentication, then 404 for an unknown path and 405
+  // for a method the route does not take, each with a one-line body.
+  server.set_pre_routing_handler([token = options.bearer_token, &routes](const httplib::Request& req,
+                                                                         httplib::Response& res) {
+    if (!token.empty()) {
+      const std::string header = req.get_header_value("Authorization");
+      const std::string prefix = "Bearer ";
+      std::string given =
+          header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
+      if (header.empty() || !equal_constant_time(given, token)) {
+        res.status = 401;
+        res.set_header("WWW-Authenticate", "Bearer realm=\"heapgate\"");
+        res.set_content("Unauthorized: send 'Authorization: Bearer <token>'.\n", "text/plain; charset=utf-8");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    auto route = routes.find(req.path);
+    if (route == routes.end()) {
+      res.status = 404;
+      res.set_content(one_line("Not found: '" + req.path +
+                               "' is not an endpoint; use /memory-profiler/{start,stop,state,statistics,download/raw,"
+                               "download/text,download/graph} or /heapgate/{heap_profile,download/folded,"
+                               "download/flamegraph,diff}.") +
+                          "\n",
+                      "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method == "GET" || req.method == "POST" || (req.method == "HEAD" && route->second.head)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = 405;
+    res.set_header("Allow", route->second.allow());
+    res.set_content(one_line("Method " + req.method + " is not allowed on " + req.path + ": use " +
+                             route->second.allow() + ".") +
+                        "\n",
+                    "text/plain; charset=utf-8");
     return httplib::Server::HandlerResponse::Handled;
   });
+  // cpp-httplib's own refusals (a request line it cannot parse) come with an
+  // empty body; give them one line. Handled: cpp-httplib then sets the length.
+  server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+    res.set_content(default_error_body(res.status), "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
 
   // libprocess routes ignore the method: GET and POST both work.
-  auto route = [&server](std::string_view path, std::function<Reply(const httplib::Request&)> handler) {
+  auto route = [&server, &routes](std::string_view path, Route methods,
+                                  std::function<Reply(const httplib::Request&)> handler) {
     auto serve = [handler](const httplib::Request& req, httplib::Response& res) { send(handler(req), res); };
+    routes.emplace(std::string(path), methods);
     server.Get(std::string(path), serve);
     server.Post(std::string(path), serve);
   };
+  const Route acts{false};
+  const Route reads{true};
   namespace protocol = http::memory_profiler;
-  route(protocol::kStartPath, [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
-  route(protocol::kStopPath, [&profiler](const httplib::Request&) { return profiler.stop(); });
-  route(protocol::kStatePath, [&profiler](const httplib::Request&) { return profiler.state(); });
-  route(protocol::kStatisticsPath, [&profiler](const httplib::Request&) { return profiler.statistics(); });
+  route(protocol::kStartPath, acts, [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
+  route(protocol::kStopPath, acts, [&profiler](const httplib::Request&) { return profiler.stop(); });
+  route(protocol::kStatePath, reads, [&profiler](const httplib::Request&) { return profiler.state(); });
+  route(protocol::kStatisticsPath, reads, [&profiler](const httplib::Request&) { return profiler.statistics(); });
   for (protocol::DownloadKind kind :
        {protocol::DownloadKind::raw, protocol::DownloadKind::text, protocol::DownloadKind::graph}) {
-    route(protocol::download_path(kind),
+    route(protocol::download_path(kind), reads,
           [&profiler, kind](const httplib::Request& r) { return profiler.download(kind, query_of(r)); });
   }
-  // heapgate's extensions, apart from Mesos' namespace.
-  route("/heapgate/heap_profile", [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
-  route("/heapgate/download/folded",
+  // heapgate's extensions, apart from Mesos' namespace. heap_profile toggles
+  // profiling and dumps: no HEAD.
+  route("/heapgate/heap_profile", acts,
+        [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
+  route("/heapgate/download/folded", reads,
         [&profiler](const httplib::Request& r) { return profiler.download_folded(query_of(r)); });
-  route("/heapgate/download/flamegraph",
+  route("/heapgate/download/flamegraph", reads,
         [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
-  route("/heapgate/diff", [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
+  route("/heapgate/diff", reads, [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
 
   detail::ConnectionLimits limits;
   limits.max_request_line = HttpServer::kMaxRequestLineBytes;

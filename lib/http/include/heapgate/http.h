@@ -91,9 +91,11 @@ Result<HttpOptions> http_options_from_environment();
 /// Without jemalloc, or with profiling unusable (no `MALLOC_CONF=prof:true`),
 /// the server still runs and the endpoints answer with Mesos' 400 errors.
 ///
+/// Every route takes GET and POST (as Mesos); HEAD only where GET changes
+/// nothing (not `start`, `stop`, `heap_profile`: 405 with an Allow header).
 /// Requests are bounded (the constants below and HttpOptions' timeouts) and
 /// served on a small thread pool once they have arrived whole; jeprof runs
-/// never block other endpoints.
+/// never block other endpoints. Every error answer has a one-line body.
 /// Not copyable or movable; destroy it to stop serving.
 class HttpServer {
  public:
