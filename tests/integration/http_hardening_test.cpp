@@ -573,6 +573,24 @@ TEST(HttpHardening, ErrorAnswersHaveOneLineBodies) {
   }
 }
 
+TEST(HttpHardening, HeapProfileRefusesBadValues) {
+  HEAPGATE_REQUIRE_PROFILING();
+  TestServer t;
+  ASSERT_TRUE(t.server);
+  auto res = t.get("/heapgate/heap_profile?active=maybe");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(res->body, "Invalid parameter 'active': expected true or false, got 'maybe'\n");
+  res = t.get("/heapgate/heap_profile?trigger_dump=yes");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(res->body, "Invalid parameter 'trigger_dump': expected true or false, got 'yes'\n");
+  // Nothing was switched.
+  res = t.get("/heapgate/heap_profile");
+  ASSERT_TRUE(res);
+  EXPECT_NE(res->body.find("prof.active: false\n"), std::string::npos) << res->body;
+}
+
 TEST(HttpHardening, StartRefusesBadLimits) {
   HttpOptions options;
   options.host = "127.0.0.1";

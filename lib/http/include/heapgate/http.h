@@ -75,7 +75,9 @@ Result<HttpOptions> http_options_from_environment();
 ///   finished run is served.
 /// - heapgate's own extensions, under `/heapgate/`:
 ///   `heap_profile?active=true|false`, `heap_profile?trigger_dump=true` and
-///   `heap_profile` (status), as libmtev's `/mtev/heap_profile`;
+///   `heap_profile` (status), as libmtev's `/mtev/heap_profile` (a value other
+///   than true or false is a 400 naming the parameter, where libmtev reads it
+///   as false);
 ///   `download/folded?id=&metric=` (flame-graph lines symbolized by heapgate);
 ///   `download/flamegraph?id=&metric=` (the same stacks drawn as an SVG flame
 ///   graph by heapgate itself, `image/svg+xml`; no jeprof or Perl needed; the
