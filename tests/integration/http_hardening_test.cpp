@@ -6,15 +6,14 @@
 // (httplib::Client) cannot send the request under test.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -84,8 +83,8 @@ class RawClient {
     return true;
   }
 
-  // One answer: its head, then Content-Length bytes of body (none after HEAD).
-  std::optional<RawResponse> read_response(bool head_request = false) {
+  // One answer: its head, then Content-Length bytes of body.
+  std::optional<RawResponse> read_response() {
     std::size_t end;
     while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
       if (!receive()) return std::nullopt;
@@ -96,7 +95,7 @@ class RawClient {
     if (r.head.compare(0, 9, "HTTP/1.1 ") != 0) return std::nullopt;
     r.status = std::stoi(r.head.substr(9, 3));
     std::size_t length = 0;
-    if (!head_request && !r.header("Content-Length").empty()) length = std::stoul(r.header("Content-Length"));
+    if (!r.header("Content-Length").empty()) length = std::stoul(r.header("Content-Length"));
     while (buffer_.size() < length) {
       if (!receive()) return std::nullopt;
     }

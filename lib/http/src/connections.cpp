@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string_view>

@@ -74,9 +74,8 @@ class Connections {
   /// connection and joins the threads. Idempotent.
   void stop();
 
-  struct Connection;
-
  private:
+  struct Connection;
   struct Job {
     std::unique_ptr<Connection> connection;
     std::size_t request_end = 0;
