@@ -18,6 +18,11 @@ heapgate_add_test(http_client_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC
   SOURCES integration/http_client_test.cpp
   LIBRARIES ${_http_libraries}
   LABELS http)
+# The HTTP front end's bounds: slow clients, request sizes, methods, error bodies.
+heapgate_add_test(http_hardening_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
+  SOURCES integration/http_hardening_test.cpp
+  LIBRARIES ${_http_libraries}
+  LABELS http)
 # jemalloc without prof:true: Mesos' "profiling couldn't be enabled".
 heapgate_add_test(http_no_profiling_test JEMALLOC
   SOURCES integration/http_no_profiling_test.cpp

@@ -447,6 +447,11 @@ Reply MemoryProfiler::heap_profile(const QueryParams& params) {
   if (const std::string* active = param(params, "active")) {
     // libmtev crashes on a valueless ?active; heapgate refuses it.
     if (active->empty()) return text_reply(400, "Parameter 'active' needs a value: true or false\n");
+    // libmtev reads anything but "true" as false; a typo must not switch
+    // profiling off.
+    if (*active != "true" && *active != "false") {
+      return text_reply(400, "Invalid parameter 'active': expected true or false, got '" + *active + "'\n");
+    }
     const bool on = *active == "true";
     std::lock_guard<std::mutex> lock(mutex_);
     if (run_) return text_reply(409, "A profiling run is currently in progress.\n");
@@ -471,6 +476,9 @@ Reply MemoryProfiler::heap_profile(const QueryParams& params) {
     return text_reply(200, on ? "Profiling is activated\n" : "Profiling is deactivated\n");
   }
   const std::string* trigger = param(params, "trigger_dump");
+  if (trigger != nullptr && *trigger != "true" && *trigger != "false") {
+    return text_reply(400, "Invalid parameter 'trigger_dump': expected true or false, got '" + *trigger + "'\n");
+  }
   if (trigger != nullptr && *trigger == "true") {
     std::string path;
     {

@@ -11,10 +11,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include <httplib.h>
 
+#include "connections.h"
 #include "heapgate/memory_profiler_protocol.h"
 #include "memory_profiler.h"
 
@@ -76,12 +78,83 @@ Result<int> parse_port(const std::string& text, const std::string& where) {
   return static_cast<int>(port);
 }
 
+// cpp-httplib's listener, accepting for detail::Connections: every accepted
+// socket goes there (process_and_close_socket is the hook cpp-httplib calls
+// per connection), and Connections calls back with whole requests.
+class FrontServer final : public httplib::Server {
+ public:
+  FrontServer() {
+    // The listener hands each socket over without waiting on the client, so
+    // it may do so itself: no pool of its own.
+    new_task_queue = [] { return new InlineQueue; };
+  }
+  void attach(detail::Connections* connections) { connections_ = connections; }
+  bool serve(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+    return process_request(stream, close_connection, connection_closed, nullptr);
+  }
+  // cpp-httplib listens with a backlog of 5 (compiled in): a burst of
+  // connections, say 64 slow clients and then a real one, overflows it and
+  // the kernel drops SYNs, which clients retry only after 1 s. Calling
+  // listen() again on the bound socket raises the backlog.
+  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+
+ private:
+  class InlineQueue final : public httplib::TaskQueue {
+    void enqueue(std::function<void()> task) override { task(); }
+    void shutdown() override {}
+  };
+
+  bool process_and_close_socket(socket_t sock) override {
+    connections_->adopt(sock);
+    return true;
+  }
+
+  detail::Connections* connections_ = nullptr;
+};
+
+// Which methods a route takes. Mesos serves GET and POST alike; HEAD runs
+// the GET handler in cpp-httplib, so it is allowed only where GET changes
+// nothing.
+struct Route {
+  bool head = false;
+  const char* allow() const { return head ? "GET, HEAD, POST" : "GET, POST"; }
+};
+
+std::string one_line(std::string text) {
+  for (char& c : text) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return text;
+}
+
+// The answers cpp-httplib makes itself, with an empty body: requests that
+// its parser refuses after detail::Connections let them through.
+std::string default_error_body(int status) {
+  switch (status) {
+    case 400:
+      return "Bad request: the request line does not parse; send 'METHOD /path?query HTTP/1.1' with one '?' at "
+             "most.\n";
+    case 413:
+      return "Request body too large: these endpoints take their parameters in the query.\n";
+    case 414:
+      return "URI too long: shorten the path and query.\n";
+    case 416:
+      return "Range not satisfiable: drop the Range header or ask for bytes inside the body.\n";
+    default:
+      return "HTTP error " + std::to_string(status) + ".\n";
+  }
+}
+
+bool positive(std::chrono::milliseconds d) { return d.count() > 0; }
+
 }  // namespace
 
 struct HttpServer::Impl {
   HttpOptions options;
   std::unique_ptr<MemoryProfiler> profiler;
-  httplib::Server server;
+  std::map<std::string, Route, std::less<>> routes;
+  FrontServer server;
+  std::unique_ptr<detail::Connections> connections;
   std::thread listener;
   int port = 0;
   std::atomic<bool> stopped{false};
@@ -132,47 +205,129 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
     return fail(make_error(ErrorCode::invalid_argument, "HttpOptions",
                            "need 0 < minimum_duration <= default_duration <= maximum_duration"));
   }
+  const std::pair<const char*, std::chrono::milliseconds> timeouts[] = {
+      {"HttpOptions::request_timeout", options.request_timeout},
+      {"HttpOptions::idle_timeout", options.idle_timeout},
+      {"HttpOptions::write_timeout", options.write_timeout}};
+  for (const auto& [name, value] : timeouts) {
+    if (!positive(value)) {
+      return fail(make_error(ErrorCode::invalid_argument, name, "must be positive", "e.g. std::chrono::seconds(5)"));
+    }
+  }
+  if (options.worker_threads == 0) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::worker_threads", "must be at least 1",
+                           "leave the default, 8"));
+  }
+  if (options.max_connections == 0) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::max_connections", "must be at least 1",
+                           "leave the default, 256"));
+  }
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->profiler = std::make_unique<MemoryProfiler>(options);
   MemoryProfiler& profiler = *impl->profiler;
-  httplib::Server& server = impl->server;
+  FrontServer& server = impl->server;
+  auto& routes = impl->routes;
 
-  server.set_pre_routing_handler([token = options.bearer_token](const httplib::Request& req, httplib::Response& res) {
-    if (token.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string header = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    std::string given = header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
-    if (!header.empty() && equal_constant_time(given, token)) return httplib::Server::HandlerResponse::Unhandled;
-    res.status = 401;
-    res.set_header("WWW-Authenticate", "Bearer realm=\"heapgate\"");
-    res.set_content("Unauthorized: send 'Authorization: Bearer <token>'.\n", "text/plain; charset=utf-8");
+  // Before any handler: authentication, then 404 for an unknown path and 405
+  // for a method the route does not take, each with a one-line body.
+  server.set_pre_routing_handler([token = options.bearer_token, &routes](const httplib::Request& req,
+                                                                         httplib::Response& res) {
+    if (!token.empty()) {
+      const std::string header = req.get_header_value("Authorization");
+      const std::string prefix = "Bearer ";
+      std::string given =
+          header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
+      if (header.empty() || !equal_constant_time(given, token)) {
+        res.status = 401;
+        res.set_header("WWW-Authenticate", "Bearer realm=\"heapgate\"");
+        res.set_content("Unauthorized: send 'Authorization: Bearer <token>'.\n", "text/plain; charset=utf-8");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    auto route = routes.find(req.path);
+    if (route == routes.end()) {
+      res.status = 404;
+      res.set_content(one_line("Not found: '" + req.path +
+                               "' is not an endpoint; use /memory-profiler/{start,stop,state,statistics,download/raw,"
+                               "download/text,download/graph} or /heapgate/{heap_profile,download/folded,"
+                               "download/flamegraph,diff}.") +
+                          "\n",
+                      "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method == "GET" || req.method == "POST" || (req.method == "HEAD" && route->second.head)) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    res.status = 405;
+    res.set_header("Allow", route->second.allow());
+    res.set_content(one_line("Method " + req.method + " is not allowed on " + req.path + ": use " +
+                             route->second.allow() + ".") +
+                        "\n",
+                    "text/plain; charset=utf-8");
     return httplib::Server::HandlerResponse::Handled;
   });
+  // cpp-httplib's own refusals (a request line it cannot parse) come with an
+  // empty body; give them one line. Handled: cpp-httplib then sets the length.
+  server.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+    res.set_content(default_error_body(res.status), "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
 
   // libprocess routes ignore the method: GET and POST both work.
-  auto route = [&server](std::string_view path, std::function<Reply(const httplib::Request&)> handler) {
+  auto route = [&server, &routes](std::string_view path, Route methods,
+                                  std::function<Reply(const httplib::Request&)> handler) {
     auto serve = [handler](const httplib::Request& req, httplib::Response& res) { send(handler(req), res); };
+    routes.emplace(std::string(path), methods);
     server.Get(std::string(path), serve);
     server.Post(std::string(path), serve);
   };
+  const Route acts{false};
+  const Route reads{true};
   namespace protocol = http::memory_profiler;
-  route(protocol::kStartPath, [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
-  route(protocol::kStopPath, [&profiler](const httplib::Request&) { return profiler.stop(); });
-  route(protocol::kStatePath, [&profiler](const httplib::Request&) { return profiler.state(); });
-  route(protocol::kStatisticsPath, [&profiler](const httplib::Request&) { return profiler.statistics(); });
+  route(protocol::kStartPath, acts, [&profiler](const httplib::Request& r) { return profiler.start(query_of(r)); });
+  route(protocol::kStopPath, acts, [&profiler](const httplib::Request&) { return profiler.stop(); });
+  route(protocol::kStatePath, reads, [&profiler](const httplib::Request&) { return profiler.state(); });
+  route(protocol::kStatisticsPath, reads, [&profiler](const httplib::Request&) { return profiler.statistics(); });
   for (protocol::DownloadKind kind :
        {protocol::DownloadKind::raw, protocol::DownloadKind::text, protocol::DownloadKind::graph}) {
-    route(protocol::download_path(kind),
+    route(protocol::download_path(kind), reads,
           [&profiler, kind](const httplib::Request& r) { return profiler.download(kind, query_of(r)); });
   }
-  // heapgate's extensions, apart from Mesos' namespace.
-  route("/heapgate/heap_profile", [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
-  route("/heapgate/download/folded",
+  // heapgate's extensions, apart from Mesos' namespace. heap_profile toggles
+  // profiling and dumps: no HEAD.
+  route("/heapgate/heap_profile", acts,
+        [&profiler](const httplib::Request& r) { return profiler.heap_profile(query_of(r)); });
+  route("/heapgate/download/folded", reads,
         [&profiler](const httplib::Request& r) { return profiler.download_folded(query_of(r)); });
-  route("/heapgate/download/flamegraph",
+  route("/heapgate/download/flamegraph", reads,
         [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
-  route("/heapgate/diff", [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
+  route("/heapgate/diff", reads, [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
+
+  detail::ConnectionLimits limits;
+  limits.max_request_line = HttpServer::kMaxRequestLineBytes;
+  limits.max_head = HttpServer::kMaxHeadBytes;
+  limits.max_body = HttpServer::kMaxBodyBytes;
+  limits.max_requests_per_connection = HttpServer::kMaxRequestsPerConnection;
+  limits.max_connections = options.max_connections;
+  limits.workers = options.worker_threads;
+  limits.idle_timeout = options.idle_timeout;
+  limits.request_timeout = options.request_timeout;
+  limits.write_timeout = options.write_timeout;
+  auto connections = detail::Connections::start(limits, [&server](httplib::Stream& stream, bool close_connection,
+                                                                   bool& connection_closed) {
+    return server.serve(stream, close_connection, connection_closed);
+  });
+  if (!connections) return fail(connections.error());
+  impl->connections = std::move(*connections);
+  server.attach(impl->connections.get());
+  // Only what the Keep-Alive header advertises: Connections enforces both.
+  server.set_keep_alive_max_count(HttpServer::kMaxRequestsPerConnection);
+  server.set_keep_alive_timeout(
+      std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options.idle_timeout).count()));
+  // cpp-httplib checks it too (a form body above its own 8 KiB gets 413).
+  server.set_payload_max_length(HttpServer::kMaxBodyBytes);
 
   // httplib's default sets SO_REUSEPORT, under which a second process (or a
   // second server here) binds the same port and silently takes half of the
@@ -181,9 +336,6 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
-  // Without TCP_NODELAY a kept-alive client waits ~40 ms per answer (Nagle
-  // against delayed ACK): /state took 26 ms instead of ~0.1 ms.
-  server.set_tcp_nodelay(true);
   int port = options.port;
   if (port == 0) {
     port = server.bind_to_any_port(options.host);
@@ -197,6 +349,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
                            "pick another port (HEAPGATE_HTTP=127.0.0.1:PORT), or 0 for any free one"));
   }
   impl->port = port;
+  server.raise_backlog();
   impl->listener = std::thread([&server] { server.listen_after_bind(); });
   // httplib's stop() does nothing before the loop runs, so a server stopped
   // right after start would never return from listen: wait for the loop.
@@ -216,7 +369,10 @@ void HttpServer::stop() {
   if (impl_->stopped.exchange(true)) return;
   impl_->server.stop();
   if (impl_->listener.joinable()) impl_->listener.join();
-  // After the listener: no handler can reach the profiler any more.
+  // After the listener (nothing adopts any more); answers the requests that
+  // arrived whole and joins the workers.
+  impl_->connections->stop();
+  // After the workers: no handler can reach the profiler any more.
   impl_->profiler.reset();
 }
 

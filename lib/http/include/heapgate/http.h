@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +35,24 @@ struct HttpOptions {
   std::string jeprof_program = "jeprof";
   /// jeprof is killed after this long (the download then fails with Mesos' 400).
   std::chrono::milliseconds jeprof_timeout = std::chrono::minutes(5);
+
+  // ---- The HTTP front end (docs/mesos-protocol.md §7). A connection waits
+  // for its next request without holding a thread; a request reaches a
+  // handler only once it has arrived whole, so slow clients cannot starve
+  // the others.
+  /// From a request's first byte to its last (head and body); a request
+  /// still incomplete then is answered 408 and its connection closed.
+  std::chrono::milliseconds request_timeout = std::chrono::seconds(10);
+  /// How long a connection, new or kept alive, may stay silent before it is
+  /// closed.
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(5);
+  /// An answer whose writing makes no progress for this long is abandoned
+  /// and its connection closed.
+  std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
+  /// Threads that run handlers. A jeprof download holds one while it runs.
+  std::size_t worker_threads = 8;
+  /// Open connections beyond this are answered 503 and closed.
+  std::size_t max_connections = 256;
 };
 
 /// Reads the options of HttpServer::from_environment():
@@ -56,7 +75,9 @@ Result<HttpOptions> http_options_from_environment();
 ///   finished run is served.
 /// - heapgate's own extensions, under `/heapgate/`:
 ///   `heap_profile?active=true|false`, `heap_profile?trigger_dump=true` and
-///   `heap_profile` (status), as libmtev's `/mtev/heap_profile`;
+///   `heap_profile` (status), as libmtev's `/mtev/heap_profile` (a value other
+///   than true or false is a 400 naming the parameter, where libmtev reads it
+///   as false);
 ///   `download/folded?id=&metric=` (flame-graph lines symbolized by heapgate);
 ///   `download/flamegraph?id=&metric=` (the same stacks drawn as an SVG flame
 ///   graph by heapgate itself, `image/svg+xml`; no jeprof or Perl needed; the
@@ -71,10 +92,25 @@ Result<HttpOptions> http_options_from_environment();
 ///
 /// Without jemalloc, or with profiling unusable (no `MALLOC_CONF=prof:true`),
 /// the server still runs and the endpoints answer with Mesos' 400 errors.
-/// Requests are served on a small thread pool; jeprof runs never block other
-/// endpoints. Not copyable or movable; destroy it to stop serving.
+///
+/// Every route takes GET and POST (as Mesos); HEAD only where GET changes
+/// nothing (not `start`, `stop`, `heap_profile`: 405 with an Allow header).
+/// Requests are bounded (the constants below and HttpOptions' timeouts) and
+/// served on a small thread pool once they have arrived whole; jeprof runs
+/// never block other endpoints. Every error answer has a one-line body.
+/// Not copyable or movable; destroy it to stop serving.
 class HttpServer {
  public:
+  /// The request line, CRLF included; longer is 414.
+  static constexpr std::size_t kMaxRequestLineBytes = 8192;
+  /// The request line and headers; longer (or one header line over 8192) is 431.
+  static constexpr std::size_t kMaxHeadBytes = 16384;
+  /// A request body (Content-Length); larger is 413, answered before the body
+  /// is read. The endpoints take their parameters in the query.
+  static constexpr std::size_t kMaxBodyBytes = 64 * 1024;
+  /// Requests on one kept-alive connection.
+  static constexpr std::size_t kMaxRequestsPerConnection = 100;
+
   /// Binds and starts serving on a background thread. Errors: `io_error` when
   /// the address cannot be bound (in use, bad host), `invalid_argument` for a
   /// port outside 0..65535 or inconsistent duration bounds.
