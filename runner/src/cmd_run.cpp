@@ -433,7 +433,7 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
       Baseline created;
       created.binary = job.name;
       created.exists = true;
-      update_entries(created, baseline_entries(report));
+      accept_run(created, report);
       if (!created.tests.empty()) {
         if (auto written = write_baseline(path, created); !written) return bad_input(written.error());
         std::fprintf(stderr, "heapgate: created %s (%zu tests)\n", path.c_str(), created.tests.size());
@@ -507,6 +507,7 @@ int run_calibration(const RunOptions& options) {
     baseline->binary = binary;
     const std::map<std::string, BaselineEntry> entries = calibrated_entries(runs);
     update_entries(*baseline, entries);
+    if (!runs.front().run.fingerprint.empty()) baseline->fingerprint = runs.front().run.fingerprint;
     std::vector<std::pair<std::string, std::string>> noisy;
     for (const auto& [name, entry] : entries) {
       if (entry.noise) noisy.emplace_back(name, widest_spread(entry));
