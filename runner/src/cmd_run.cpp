@@ -413,7 +413,9 @@ int run_all(const RunOptions& options) {
   for (Job& job : jobs) {
     // Read before the run: a malformed or newer baseline stops here, and
     // whether it existed decides who creates it.
-    const std::string path = baseline_path(options.baselines, job.name);
+    auto checked = baseline_path(options.baselines, job.name, job.path);
+    if (!checked) return bad_input(checked.error());
+    const std::string path = *checked;
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     auto merged = run_job(options, job, display, crashed);

@@ -4,6 +4,7 @@
 // gating tests/e2e/sample_suite (linked with jemalloc, and a twin without it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -293,6 +294,56 @@ TEST_F(RunGate, CtestDirectoryRunsEachHeapgateBinaryOnce) {
   EXPECT_TRUE(sys::exists(report_ + "/sample_suite.json"));
   EXPECT_FALSE(sys::exists(report_ + "/heap_workload.json"));
   EXPECT_EQ(find(report(), "Sample.AssertionFails")->gtest_failed, true);
+}
+
+// Reports arrive as CI artifacts: a crafted binary name must not turn
+// `accept` into a write anywhere, nor `compare` into a read anywhere.
+TEST(RunBadInput, AReportsBinaryNameNeverLeavesTheBaselinesDirectory) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string work = dir + "/work";
+  const std::string baselines = work + "/baselines";
+  const std::string reports = work + "/report";
+  const std::vector<std::string> names = {"../escape/evil", "..", ".", "", "sub/evil", std::string("nul\0evil", 8),
+                                          std::string(kMaxBinaryNameLength + 1, 'x')};
+  for (const std::string& name : names) {
+    std::filesystem::remove_all(work);
+    std::filesystem::create_directories(reports);
+    Report crafted;
+    crafted.run.binary = name;
+    TestRecord record;
+    record.name = "Sample.Counted";
+    record.mode = Mode::counters;
+    record.verdict = Verdict::new_test;
+    record.metrics.allocations = 7;
+    crafted.tests.push_back(record);
+    ASSERT_TRUE(sys::write_file_atomic(reports + "/crafted.json", to_json(crafted)));
+    for (const char* verb : {"accept", "compare"}) {
+      auto r = heapgate_cli({verb, "--baselines", baselines, "--report", reports});
+      EXPECT_EQ(r.exit_code, 2) << verb << " " << name << ": " << r.stdout_text << r.stderr_text;
+      // One line naming the file and the field.
+      EXPECT_NE(r.stderr_text.find(reports + "/crafted.json: /run/binary: expected the test binary's file name"),
+                std::string::npos)
+          << verb << ": " << r.stderr_text;
+      EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+    }
+    // Nothing was written: no baselines directory, no escape.
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(work)) {
+      found.push_back(entry.path().string());
+    }
+    EXPECT_EQ(found, (std::vector<std::string>{reports, reports + "/crafted.json"})) << name;
+    EXPECT_FALSE(sys::exists(dir + "/escape")) << name;
+  }
+
+  // A journal of a crashed run is read the same way.
+  ASSERT_TRUE(sys::write_file_atomic(
+      dir + "/evil.partial.jsonl",
+      "{\"journal\": true, \"run\": {\"binary\": \"../../evil\"}, \"schema\": \"heapgate.report/1\"}\n"));
+  auto journal = heapgate_cli({"report", "junit", dir + "/evil.partial.jsonl"});
+  EXPECT_EQ(journal.exit_code, 2) << journal.stdout_text;
+  EXPECT_NE(journal.stderr_text.find(dir + "/evil.partial.jsonl:1: /run/binary: expected the test binary's file name"),
+            std::string::npos)
+      << journal.stderr_text;
 }
 
 TEST(RunBadInput, EachGivesOneClearLineAndExitCode2) {
