@@ -391,6 +391,12 @@ int run_all(const RunOptions& options) {
     if (!sys::exists(path)) {
       return bad_input(make_error(ErrorCode::io_error, path, "no such test binary", "build it first, or fix the path"));
     }
+    // A FIFO or a device is named as such, not as a binary without the plugin.
+    if (auto regular = sys::open_regular_file(path); !regular) {
+      return bad_input(regular.error());
+    } else {
+      ::close(*regular);
+    }
     if (!has_heapgate_plugin(path)) {
       return bad_input(make_error(ErrorCode::invalid_argument, path, "does not contain heapgate's GoogleTest plugin",
                                   "link it with heapgate::gtest_main (or call heapgate::gtest::init), see README"));
