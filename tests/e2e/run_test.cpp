@@ -164,6 +164,36 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
   EXPECT_TRUE(sys::exists(report_ + "/" + leaks->profiles.front()));
 }
 
+// kill -9 in the middle of a baseline write leaves `<name>.json.tmp.XXXXXX`;
+// the next write of that baseline removes it, and says so.
+TEST_F(RunGate, AcceptRemovesTheTempFileOfAnInterruptedBaselineWrite) {
+  ASSERT_EQ(run({}).exit_code, 0);
+  const std::string target = baselines_ + "/sample_suite.json";
+  const std::string orphan = target + ".tmp.q8ZkT2";
+  ASSERT_TRUE(sys::write_file_atomic(orphan, std::string(8 << 20, ' ')));
+  const std::string fresh = target + ".tmp.Fresh0";
+  ASSERT_TRUE(sys::write_file_atomic(fresh, "a writer at work"));
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
+  std::filesystem::last_write_time(orphan, old);
+  const std::string other = baselines_ + "/other.json.tmp.q8ZkT2";
+  ASSERT_TRUE(sys::write_file_atomic(other, "not this target's"));
+  std::filesystem::last_write_time(other, old);
+
+  auto regressed = run({}, {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text;
+  EXPECT_TRUE(sys::exists(orphan)) << "only a write of the baseline cleans up";
+  auto accepted = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.stderr_text;
+  EXPECT_EQ(accepted.stderr_text, "heapgate: removed 1 stale temporary file of an interrupted write of " + target +
+                                      ": " + orphan + "\n");
+  EXPECT_FALSE(sys::exists(orphan));
+  EXPECT_TRUE(sys::exists(fresh));
+  EXPECT_TRUE(sys::exists(other));
+  auto baseline = read_baseline(target);
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  EXPECT_EQ(baseline->tests.at("Sample.Counted").metrics.allocations, 9u);
+}
+
 TEST_F(RunGate, SuppressionsPassThroughAndTheirSetupErrorsAreExit2) {
   // A suppressed leak passes through `heapgate run --suppressions`.
   const std::string suppressions = dir_ + "/suppressions.txt";

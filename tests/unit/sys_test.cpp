@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // The operating-system seam on hostile files: FIFOs, devices and directories
-// where a file was expected, and files over the size limits.
+// where a file was expected, files over the size limits, and the temp files
+// of interrupted writes.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -113,6 +115,58 @@ TEST(SysRead, RegularFilesReadAsBefore) {
   auto fd = sys::open_regular_file(dir + "/text");
   ASSERT_TRUE(fd) << fd.error().message();
   ::close(*fd);
+}
+
+// Sets a file's modification time `seconds_ago` into the past.
+void age(const std::string& path, int seconds_ago) {
+  struct timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = std::time(nullptr) - seconds_ago;
+  times[0].tv_nsec = times[1].tv_nsec = 0;
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW), 0) << path;
+}
+
+TEST(SysWrite, StaleTempFilesOfTheSameTargetAreRemovedAndNothingElse) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string target = dir + "/suite.json";
+  const int stale = static_cast<int>(sys::kStaleTempAge.count()) + 60;
+  // What kill -9 in the middle of write_file_atomic leaves: `<target>.tmp.XXXXXX`.
+  const std::string orphan = target + ".tmp.Ab3dE9";
+  ASSERT_TRUE(sys::write_file_atomic(orphan, std::string(8 << 20, '{')));
+  age(orphan, stale);
+  // Everything else stays, however old: other targets, other patterns, a
+  // fresh temp file (a writer at work), a directory, a link.
+  const std::vector<std::string> kept_files = {
+      dir + "/other.json.tmp.Ab3dE9", target + ".tmp.Ab3dE",   target + ".tmp.Ab3dE9x", target + ".tmp.Ab-dE9",
+      target + ".tmp.",               target + ".bak",         dir + "/xsuite.json.tmp.Ab3dE9"};
+  for (const auto& file : kept_files) {
+    ASSERT_TRUE(sys::write_file_atomic(file, "keep"));
+    age(file, stale);
+  }
+  const std::string fresh = target + ".tmp.Fresh1";
+  ASSERT_TRUE(sys::write_file_atomic(fresh, "a writer at work"));
+  const std::string directory = target + ".tmp.Dir123";
+  fs::create_directory(directory);
+  age(directory, stale);
+  const std::string link = target + ".tmp.Link12";
+  fs::create_symlink(dir + "/other.json.tmp.Ab3dE9", link);
+  age(link, stale);
+
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(sys::write_file_atomic(target, "{}\n"));
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(said, "heapgate: removed 1 stale temporary file of an interrupted write of " + target + ": " + orphan +
+                      "\n");
+  EXPECT_FALSE(sys::exists(orphan));
+  for (const auto& file : kept_files) EXPECT_TRUE(sys::exists(file)) << file;
+  EXPECT_TRUE(sys::exists(fresh));
+  EXPECT_TRUE(fs::is_directory(directory));
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(*sys::read_file(target), "{}\n");
+
+  // Nothing stale: nothing said.
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(sys::write_file_atomic(target, "{}\n"));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/sys.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -217,7 +219,61 @@ Result<MappedFile> map_file(const std::string& path, SizeLimit limit) {
   return file;
 }
 
+namespace {
+
+constexpr std::string_view kTempInfix = ".tmp.";
+constexpr std::size_t kTempRandomLength = 6;  // mkstemp's XXXXXX
+
+bool is_temp_name_of(std::string_view name, std::string_view target) {
+  if (name.size() != target.size() + kTempInfix.size() + kTempRandomLength) return false;
+  if (name.substr(0, target.size()) != target || name.substr(target.size(), kTempInfix.size()) != kTempInfix) {
+    return false;
+  }
+  for (char c : name.substr(target.size() + kTempInfix.size())) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temp_files(const std::string& path) {
+  std::vector<std::string> removed;
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string target = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (target.empty()) return removed;
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) return removed;
+  const int dir_fd = ::dirfd(handle);
+  const auto now = std::chrono::system_clock::now();
+  while (const dirent* entry = ::readdir(handle)) {
+    if (!is_temp_name_of(entry->d_name, target)) continue;
+    struct stat st {};
+    // Relative to the open directory and without following links: what is
+    // checked is what is removed.
+    if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const auto modified = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(st.st_mtim.tv_sec)));
+    if (now - modified <= kStaleTempAge) continue;
+    if (::unlinkat(dir_fd, entry->d_name, 0) == 0) {
+      removed.push_back(slash == std::string::npos ? std::string(entry->d_name) : dir + "/" + entry->d_name);
+    }
+  }
+  ::closedir(handle);
+  std::sort(removed.begin(), removed.end());
+  return removed;
+}
+
 Result<void> write_file_atomic(const std::string& path, const std::string& content) {
+  if (auto stale = remove_stale_temp_files(path); !stale.empty()) {
+    std::string names;
+    for (const auto& name : stale) names += (names.empty() ? "" : ", ") + name;
+    std::fprintf(stderr, "heapgate: removed %zu stale temporary file%s of an interrupted write of %s: %s\n",
+                 stale.size(), stale.size() == 1 ? "" : "s", path.c_str(), names.c_str());
+  }
   std::string tmp = path + ".tmp.XXXXXX";
   std::vector<char> buf(tmp.begin(), tmp.end());
   buf.push_back('\0');

@@ -82,9 +82,30 @@ class MappedFile {
 /// Errors: as read_file.
 Result<MappedFile> map_file(const std::string& path, SizeLimit limit = kProfileSizeLimit);
 
-/// Writes `content` to `path` atomically: a temp file in the same directory,
-/// fsync, then rename, so readers see the old file or the new one, never a mix.
+/// Writes `content` to `path` atomically: a temp file in the same directory
+/// (`<path>.tmp.XXXXXX`, mkstemp), fsync, then rename, so readers see the old
+/// file or the new one, never a mix. First removes the stale temp files of
+/// earlier, interrupted writes of the same `path` (remove_stale_temp_files())
+/// and says so in one line on stderr.
 Result<void> write_file_atomic(const std::string& path, const std::string& content);
+
+/// How long a temp file of write_file_atomic() must have gone unwritten
+/// before a later write of the same target removes it. A live writer writes
+/// its temp file in milliseconds and renames it right after fsync; one left
+/// untouched for a minute belongs to a writer that died (kill -9, a crash, a
+/// power cut). Should a stopped writer wake up later still, its rename fails
+/// with an error and the target keeps its old contents: nothing is corrupted.
+/// The writer's pid is not used: in a directory shared between containers or
+/// machines (NFS) a pid tells nothing.
+inline constexpr std::chrono::seconds kStaleTempAge{60};
+
+/// Removes the temp files that interrupted write_file_atomic() calls of
+/// `path` left behind, and returns their paths. Only files named exactly
+/// `<file name of path>.tmp.` plus six letters or digits (mkstemp's pattern),
+/// regular files (not links), owned by this user, and last modified more than
+/// kStaleTempAge ago; nothing else is ever touched. Errors are ignored: this
+/// is housekeeping, and the write itself says what is wrong.
+std::vector<std::string> remove_stale_temp_files(const std::string& path);
 
 /// True if `path` names an existing file or directory.
 bool exists(const std::string& path) noexcept;
