@@ -26,3 +26,6 @@ heapgate_add_test(scope_preload_test
 heapgate_add_test(scope_fallback_test JEMALLOC
   SOURCES integration/scope_fallback_test.cpp
   ENVIRONMENT HEAPGATE_HOOKS=off)
+# The OS seam on hostile files: FIFOs, devices, size limits, stale temp files.
+# Not GATED: its allocations depend on the paths of the temp directories.
+heapgate_add_test(sys_test SOURCES unit/sys_test.cpp LABELS sys)

@@ -47,11 +47,13 @@ bool defines_mallctl(Elf* elf, Elf_Scn* section, const GElf_Shdr& header) {
 Result<JemallocLinkage> jemalloc_linkage(const std::string& path) {
   elf_version(EV_CURRENT);
   ElfFile file;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) {
-    return fail(make_error(ErrorCode::io_error, path, std::string("cannot open: ") + std::strerror(errno),
-                           "check the path of the test binary (build it first)"));
+  auto opened = sys::open_regular_file(path);
+  if (!opened) {
+    Error e = opened.error();
+    e.fix = "check the path of the test binary (build it first)";
+    return fail(std::move(e));
   }
+  file.fd = *opened;
   file.elf = elf_begin(file.fd, ELF_C_READ, nullptr);
   if (file.elf == nullptr || elf_kind(file.elf) != ELF_K_ELF) {
     return fail(make_error(ErrorCode::parse_error, path, "not an ELF executable",
@@ -108,7 +110,7 @@ std::optional<std::string> find_system_jemalloc() {
 }
 
 bool has_heapgate_plugin(const std::string& path) {
-  auto mapped = sys::map_file(path);
+  auto mapped = sys::map_file(path, sys::kExecutableSizeLimit);
   if (!mapped) return false;
   constexpr std::string_view kMarker = "heapgate_internal_child";
   std::string_view bytes = mapped->text();

@@ -46,7 +46,9 @@ std::string describe_change(const BaselineEntry& before, const BaselineEntry& af
 
 // Accepts one report into its baseline; returns an exit code.
 int accept_report(const AcceptOptions& options, const Report& report) {
-  const std::string path = baseline_path(options.baselines, report.run.binary);
+  auto checked = baseline_path(options.baselines, report.run.binary, options.report);
+  if (!checked) return bad_input(checked.error());
+  const std::string path = *checked;
   auto baseline = read_baseline(path);
   if (!baseline) return bad_input(baseline.error());
   baseline->binary = report.run.binary;
@@ -111,6 +113,9 @@ int run_accept(const AcceptOptions& options) {
   auto reports = read_reports(options.report);
   if (!reports) return bad_input(reports.error());
   for (const Report& report : *reports) {
+    if (auto checked = baseline_path(options.baselines, report.run.binary, options.report); !checked) {
+      return bad_input(checked.error());
+    }
     if (!report.run.complete) {
       return bad_input(make_error(ErrorCode::invalid_argument, options.report + "/" + report.run.binary + ".json",
                                   "is the report of a run that crashed", "fix the crash and run again before accepting"));

@@ -15,6 +15,7 @@
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
 #include "commands.h"
+#include "gate.h"
 #include "output.h"
 
 namespace heapgate::runner {
@@ -60,7 +61,9 @@ int run_bench_compare(const BenchCompareOptions& options) {
     auto merged = merge_reports(reports);
     if (!merged) return bad_input(merged.error());
     Report& report = *merged;
-    const std::string path = options.baselines_dir + "/" + binary + ".json";
+    auto checked = baseline_path(options.baselines_dir, binary, "heapgate bench compare");
+    if (!checked) return bad_input(checked.error());
+    const std::string path = *checked;
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     // The first run of a suite records its baseline, as the gtest plugin does.

@@ -27,7 +27,9 @@ int run_compare(const CompareOptions& options) {
   auto reports = read_reports(options.report);
   if (!reports) return bad_input(reports.error());
   for (Report& report : *reports) {
-    auto baseline = read_baseline(baseline_path(options.baselines, report.run.binary));
+    auto path = baseline_path(options.baselines, report.run.binary, options.report);
+    if (!path) return bad_input(path.error());
+    auto baseline = read_baseline(*path);
     if (!baseline) return bad_input(baseline.error());
     rejudge(report, *baseline);
   }

@@ -398,6 +398,12 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
     if (!sys::exists(path)) {
       return bad_input(make_error(ErrorCode::io_error, path, "no such test binary", "build it first, or fix the path"));
     }
+    // A FIFO or a device is named as such, not as a binary without the plugin.
+    if (auto regular = sys::open_regular_file(path); !regular) {
+      return bad_input(regular.error());
+    } else {
+      ::close(*regular);
+    }
     if (!has_heapgate_plugin(path)) {
       return bad_input(make_error(ErrorCode::invalid_argument, path, "does not contain heapgate's GoogleTest plugin",
                                   "link it with heapgate::gtest_main (or call heapgate::gtest::init), see README"));
@@ -420,7 +426,9 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
   for (Job& job : jobs) {
     // Read before the run: a malformed or newer baseline stops here, and
     // whether it existed decides who creates it.
-    const std::string path = baseline_path(options.baselines, job.name);
+    auto checked = baseline_path(options.baselines, job.name, job.path);
+    if (!checked) return bad_input(checked.error());
+    const std::string path = *checked;
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     auto merged = run_job(options, job, display, crashed);
@@ -501,7 +509,9 @@ int run_calibration(const RunOptions& options) {
     for (Report& report : reports) runs_of[report.run.binary].push_back(std::move(report));
   }
   for (const auto& [binary, runs] : runs_of) {
-    const std::string path = baseline_path(options.baselines, binary);
+    auto checked = baseline_path(options.baselines, binary, "--calibrate");
+    if (!checked) return bad_input(checked.error());
+    const std::string& path = *checked;
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     baseline->binary = binary;

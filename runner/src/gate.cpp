@@ -42,7 +42,16 @@ std::string first_line(const std::string& text) {
 
 }  // namespace
 
-std::string baseline_path(const std::string& baselines_dir, const std::string& binary) {
+Result<std::string> baseline_path(const std::string& baselines_dir, const std::string& binary,
+                                  const std::string& source) {
+  // The readers check the name already; checked again here, where it becomes
+  // a path, so no other way in can write outside the baselines directory.
+  if (std::string problem = binary_name_problem(binary); !problem.empty()) {
+    return fail(make_error(ErrorCode::invalid_argument, source,
+                           "the test binary's name \"" + binary.substr(0, 64) + "\" " + problem +
+                               "; expected a plain file name",
+                           "use the report heapgate wrote for the run; a binary's name is never a path"));
+  }
   return baselines_dir + "/" + binary + ".json";
 }
 
@@ -99,7 +108,9 @@ Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const
       if (record.verdict == Verdict::improved) improved.insert(record.name);
     }
     if (improved.empty()) continue;
-    const std::string path = baseline_path(baselines_dir, report.run.binary);
+    auto checked = baseline_path(baselines_dir, report.run.binary, "--ratchet");
+    if (!checked) return fail(checked.error());
+    const std::string& path = *checked;
     auto baseline = read_baseline(path);
     if (!baseline) return fail(baseline.error());
     const Baseline before = *baseline;

@@ -2,12 +2,31 @@
 // heapgate: allocation regression gates for C++ test suites.
 // The `heapgate` command line: parses (CLI11) and dispatches to a verb.
 #include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "heapgate/version.h"
 #include "commands.h"
 #include "usage_errors.h"
+
+namespace {
+
+// The verb that was running, for a message about an exception it let through.
+std::string verb_name(const CLI::App& app) {
+  std::string name;
+  for (const CLI::App* command = &app; command != nullptr;) {
+    auto chosen = command->get_subcommands();
+    if (chosen.empty()) break;
+    command = chosen.front();
+    name += (name.empty() ? "" : " ") + command->get_name();
+  }
+  return name.empty() ? std::string("(no verb)") : name;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace heapgate::runner;
@@ -40,6 +59,16 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s\n", usage_error_message(app, e, argc, argv).c_str());
+    return kExitBadInput;
+  } catch (const std::bad_alloc&) {
+    // The verbs run inside parse(). Input that needs more memory than there
+    // is must still end in one line and exit 2, not in abort() and a core.
+    std::fprintf(stderr, "heapgate %s: out of memory; fix: check the size of the input files, or free memory\n",
+                 verb_name(app).c_str());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "heapgate %s: stopped by an unexpected error: %s; fix: report this as a heapgate bug\n",
+                 verb_name(app).c_str(), e.what());
     return kExitBadInput;
   }
   return exit_code;

@@ -4,6 +4,7 @@
 // gating tests/e2e/sample_suite (linked with jemalloc, and a twin without it).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -198,6 +199,36 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
   EXPECT_TRUE(sys::exists(report_ + "/" + leaks->profiles.front()));
 }
 
+// kill -9 in the middle of a baseline write leaves `<name>.json.tmp.XXXXXX`;
+// the next write of that baseline removes it, and says so.
+TEST_F(RunGate, AcceptRemovesTheTempFileOfAnInterruptedBaselineWrite) {
+  ASSERT_EQ(run({}).exit_code, 0);
+  const std::string target = baselines_ + "/sample_suite.json";
+  const std::string orphan = target + ".tmp.q8ZkT2";
+  ASSERT_TRUE(sys::write_file_atomic(orphan, std::string(8 << 20, ' ')));
+  const std::string fresh = target + ".tmp.Fresh0";
+  ASSERT_TRUE(sys::write_file_atomic(fresh, "a writer at work"));
+  const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
+  std::filesystem::last_write_time(orphan, old);
+  const std::string other = baselines_ + "/other.json.tmp.q8ZkT2";
+  ASSERT_TRUE(sys::write_file_atomic(other, "not this target's"));
+  std::filesystem::last_write_time(other, old);
+
+  auto regressed = run({}, {"SAMPLE_EXTRA=2"});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text;
+  EXPECT_TRUE(sys::exists(orphan)) << "only a write of the baseline cleans up";
+  auto accepted = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_});
+  EXPECT_EQ(accepted.exit_code, 0) << accepted.stderr_text;
+  EXPECT_EQ(accepted.stderr_text, "heapgate: removed 1 stale temporary file of an interrupted write of " + target +
+                                      ": " + orphan + "\n");
+  EXPECT_FALSE(sys::exists(orphan));
+  EXPECT_TRUE(sys::exists(fresh));
+  EXPECT_TRUE(sys::exists(other));
+  auto baseline = read_baseline(target);
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  EXPECT_EQ(baseline->tests.at("Sample.Counted").metrics.allocations, 9u);
+}
+
 TEST_F(RunGate, SuppressionsPassThroughAndTheirSetupErrorsAreExit2) {
   // A suppressed leak passes through `heapgate run --suppressions`.
   const std::string suppressions = dir_ + "/suppressions.txt";
@@ -370,6 +401,56 @@ TEST_F(RunGate, CalibratedBaselineTakesTheNoisyTestsSpreadAndStillCatchesARealCh
   ASSERT_NE(fixed, nullptr);
   EXPECT_EQ(fixed->verdict, Verdict::regressed) << fixed->message;
   EXPECT_NE(fixed->message.find("allocations 3 → 4"), std::string::npos) << fixed->message;
+}
+
+// Reports arrive as CI artifacts: a crafted binary name must not turn
+// `accept` into a write anywhere, nor `compare` into a read anywhere.
+TEST(RunBadInput, AReportsBinaryNameNeverLeavesTheBaselinesDirectory) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string work = dir + "/work";
+  const std::string baselines = work + "/baselines";
+  const std::string reports = work + "/report";
+  const std::vector<std::string> names = {"../escape/evil", "..", ".", "", "sub/evil", std::string("nul\0evil", 8),
+                                          std::string(kMaxBinaryNameLength + 1, 'x')};
+  for (const std::string& name : names) {
+    std::filesystem::remove_all(work);
+    std::filesystem::create_directories(reports);
+    Report crafted;
+    crafted.run.binary = name;
+    TestRecord record;
+    record.name = "Sample.Counted";
+    record.mode = Mode::counters;
+    record.verdict = Verdict::new_test;
+    record.metrics.allocations = 7;
+    crafted.tests.push_back(record);
+    ASSERT_TRUE(sys::write_file_atomic(reports + "/crafted.json", to_json(crafted)));
+    for (const char* verb : {"accept", "compare"}) {
+      auto r = heapgate_cli({verb, "--baselines", baselines, "--report", reports});
+      EXPECT_EQ(r.exit_code, 2) << verb << " " << name << ": " << r.stdout_text << r.stderr_text;
+      // One line naming the file and the field.
+      EXPECT_NE(r.stderr_text.find(reports + "/crafted.json: /run/binary: expected the test binary's file name"),
+                std::string::npos)
+          << verb << ": " << r.stderr_text;
+      EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+    }
+    // Nothing was written: no baselines directory, no escape.
+    std::vector<std::string> found;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(work)) {
+      found.push_back(entry.path().string());
+    }
+    EXPECT_EQ(found, (std::vector<std::string>{reports, reports + "/crafted.json"})) << name;
+    EXPECT_FALSE(sys::exists(dir + "/escape")) << name;
+  }
+
+  // A journal of a crashed run is read the same way.
+  ASSERT_TRUE(sys::write_file_atomic(
+      dir + "/evil.partial.jsonl",
+      "{\"journal\": true, \"run\": {\"binary\": \"../../evil\"}, \"schema\": \"heapgate.report/1\"}\n"));
+  auto journal = heapgate_cli({"report", "junit", dir + "/evil.partial.jsonl"});
+  EXPECT_EQ(journal.exit_code, 2) << journal.stdout_text;
+  EXPECT_NE(journal.stderr_text.find(dir + "/evil.partial.jsonl:1: /run/binary: expected the test binary's file name"),
+            std::string::npos)
+      << journal.stderr_text;
 }
 
 TEST(RunBadInput, EachGivesOneClearLineAndExitCode2) {

@@ -3,6 +3,9 @@
 // The `heapgate` executable end to end: diff and report verbs, and bad input.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,10 +19,12 @@
 namespace heapgate {
 namespace {
 
-sys::ProcessResult heapgate_cli(std::vector<std::string> args) {
+sys::ProcessResult heapgate_cli(std::vector<std::string> args,
+                                std::chrono::milliseconds timeout = std::chrono::minutes(10)) {
   args.insert(args.begin(), HEAPGATE_CLI_PATH);
   sys::ProcessOptions options;
   options.unset_env = {"MALLOC_CONF", "LD_PRELOAD"};
+  options.timeout = timeout;
   auto ran = sys::run_process(args, options);
   EXPECT_TRUE(ran) << ran.error().message();
   return ran ? *ran : sys::ProcessResult{};
@@ -181,6 +186,77 @@ TEST(RunnerUsage, WrongFilesAndEmptyFiltersAreNamed) {
   auto one = heapgate_cli({"accept", "--report", dir + "/reports/t.json", "--baselines", dir + "/b"});
   EXPECT_EQ(one.exit_code, 0) << one.stderr_text;
   EXPECT_TRUE(std::filesystem::exists(dir + "/b/t.json"));
+}
+
+// A profile names the files of its process' mappings; heapgate diff opens
+// them to symbolize. A FIFO there blocked open() forever.
+TEST(RunnerBadInput, DiffReturnsPromptlyWhenTheMapsSectionNamesAFifo) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string fifo = dir + "/app";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto text = sys::read_file(testing::data_path("profiles/period1.heap"));
+  ASSERT_TRUE(text);
+  std::string profile = *text;
+  for (std::size_t at; (at = profile.find("/usr/bin/app")) != std::string::npos;) profile.replace(at, 12, fifo);
+  ASSERT_TRUE(sys::write_file_atomic(dir + "/p.heap", profile));
+  auto r = heapgate_cli({"diff", dir + "/p.heap", dir + "/p.heap"}, std::chrono::seconds(60));
+  EXPECT_FALSE(r.timed_out) << "heapgate diff blocked on the FIFO";
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_NE(r.stdout_text.find("0 stacks changed"), std::string::npos) << r.stdout_text;
+  // The jeprof route reads the module's build-id first: the same.
+  if (sys::find_program("jeprof")) {
+    auto j = heapgate_cli({"diff", "--format", "jeprof", "--binary", testing::helper_binary("heap_workload"),
+                           dir + "/p.heap", dir + "/p.heap"},
+                          std::chrono::seconds(120));
+    EXPECT_FALSE(j.timed_out) << "heapgate diff --format jeprof blocked on the FIFO";
+  }
+}
+
+TEST(RunnerBadInput, DiffOfWhatIsNotARegularFileIsExit2WithTheReason) {
+  const std::string dir = testing::make_temp_dir();
+  ASSERT_TRUE(sys::write_file_atomic(dir + "/x.heap", "heap_v2/1\n  t*: 0: 0 [0: 0]\n"));
+  // /dev/zero never ends: it was read until std::bad_alloc aborted heapgate (exit 134).
+  auto zero = heapgate_cli({"diff", "/dev/zero", dir + "/x.heap"}, std::chrono::seconds(60));
+  EXPECT_FALSE(zero.timed_out);
+  EXPECT_EQ(zero.exit_code, 2) << zero.stderr_text;
+  EXPECT_EQ(zero.stderr_text,
+            "heapgate: /dev/zero: is a character device, not a regular file; fix: pass a regular file (save a stream "
+            "or a device's output to a file first)\n");
+  const std::string fifo = dir + "/fifo.heap";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto piped = heapgate_cli({"diff", dir + "/x.heap", fifo}, std::chrono::seconds(60));
+  EXPECT_FALSE(piped.timed_out);
+  EXPECT_EQ(piped.exit_code, 2);
+  EXPECT_NE(piped.stderr_text.find(fifo + ": is a FIFO (named pipe), not a regular file"), std::string::npos)
+      << piped.stderr_text;
+  // Over the size limit of a profile (sparse: no disk used): refused unread.
+  const std::string huge = dir + "/huge.heap";
+  ASSERT_TRUE(sys::write_file_atomic(huge, "heap_v2/1\n"));
+  std::filesystem::resize_file(huge, sys::kProfileSizeLimit.bytes + 1);
+  auto big = heapgate_cli({"diff", huge, dir + "/x.heap"}, std::chrono::seconds(60));
+  EXPECT_EQ(big.exit_code, 2);
+  EXPECT_EQ(big.stderr_text, "heapgate: " + huge +
+                                 ": is 1.0 GiB (1073741825 bytes), over heapgate's limit of 1.0 GiB (1073741824 "
+                                 "bytes) for a heap profile; fix: check that this is the file you meant\n");
+}
+
+// std::bad_alloc out of a verb is one line and exit 2, not abort() (134).
+TEST(RunnerBadInput, OutOfMemoryIsExit2WithAMessage) {
+  if (!sys::find_program("sh")) GTEST_SKIP() << "sh not found on PATH";
+  const std::string dir = testing::make_temp_dir();
+  // Under the document limit (256 MiB), over what the address-space limit lets it allocate.
+  const std::string report = dir + "/big.json";
+  ASSERT_TRUE(sys::write_file_atomic(report, "{"));
+  std::filesystem::resize_file(report, 250u << 20);
+  sys::ProcessOptions options;
+  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD"};
+  options.timeout = std::chrono::seconds(120);
+  auto limited = sys::run_process(
+      {"sh", "-c", "ulimit -v 200000 && exec \"$0\" report junit \"$1\"", HEAPGATE_CLI_PATH, report}, options);
+  ASSERT_TRUE(limited) << limited.error().message();
+  EXPECT_EQ(limited->exit_code, 2) << "signal " << limited->term_signal << ": " << limited->stderr_text;
+  EXPECT_EQ(limited->stderr_text,
+            "heapgate report: out of memory; fix: check the size of the input files, or free memory\n");
 }
 
 TEST(RunnerReport, MergesShardsAndRendersJUnitAndMarkdown) {

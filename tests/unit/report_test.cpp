@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "heapgate/baseline.h"
 #include "heapgate/flamegraph.h"
 #include "heapgate/report.h"
 #include "heapgate/sys.h"
@@ -203,6 +204,48 @@ TEST(ReportJson, ErrorsNamePointer) {
   auto truncated = parse_report_json(good.substr(0, good.size() / 2), "r.json");
   ASSERT_FALSE(truncated);
   EXPECT_EQ(truncated.error().where.rfind("r.json:", 0), 0u);
+}
+
+// The binary's name becomes file names (baselines, reports): a report from a
+// CI artifact must not name a path.
+TEST(ReportJson, TheBinaryIsAPlainFileName) {
+  const std::string good = to_json(sample_report());
+  const std::string from = "\"binary\": \"parser_test\"";
+  ASSERT_NE(good.find(from), std::string::npos);
+  struct Case {
+    std::string binary, what;
+  } cases[] = {
+      {"\"../escape/evil\"", "got \"../escape/evil\", which contains '/'"},
+      {"\"a/b\"", "which contains '/'"},
+      {"\"..\"", "which is \"..\", a directory"},
+      {"\".\"", "which is \".\", a directory"},
+      {"\"\"", "which is empty"},
+      {"\"nul\\u0000x\"", "which contains a NUL byte"},
+      {"\"" + std::string(kMaxBinaryNameLength + 1, 'x') + "\"", "which is 201 bytes long, over the limit of 200"},
+      {"7", "expected a string, got 7"},
+  };
+  for (const auto& c : cases) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), "\"binary\": " + c.binary);
+    auto parsed = parse_report_json(text, "r.json");
+    ASSERT_FALSE(parsed) << c.binary;
+    EXPECT_EQ(parsed.error().where, "r.json: /run/binary") << parsed.error().message();
+    EXPECT_NE(parsed.error().what.find(c.what), std::string::npos) << parsed.error().message();
+  }
+  // Required: every report heapgate writes has it.
+  std::string absent = good;
+  absent.replace(absent.find(from), from.size() + 1, "");
+  auto parsed = parse_report_json(absent, "r.json");
+  ASSERT_FALSE(parsed);
+  EXPECT_EQ(parsed.error().where, "r.json: /run/binary") << parsed.error().message();
+  // Names that are plain file names still read.
+  for (const char* name : {"my_tests", "a.b-c", "...", "x y", ".hidden"}) {
+    Report r = sample_report();
+    r.run.binary = name;
+    auto read = parse_report_json(to_json(r), "r.json");
+    ASSERT_TRUE(read) << name << ": " << read.error().message();
+    EXPECT_EQ(read->run.binary, name);
+  }
 }
 
 TEST(ReportJson, NonFiniteNumbersAreWrittenAsZero) {

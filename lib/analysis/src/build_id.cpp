@@ -12,6 +12,8 @@
 #include <cstring>
 #include <optional>
 
+#include "heapgate/sys.h"
+
 namespace heapgate::detail {
 namespace {
 
@@ -79,11 +81,11 @@ Result<std::string> read_build_id(const std::string& elf_path) {
     return fail(make_error(ErrorCode::internal, elf_path, std::string("libelf: ") + elf_errmsg(-1)));
   }
   ElfFile file;
-  file.fd = ::open(elf_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (file.fd < 0) {
-    int err = errno;
-    return fail(make_error(ErrorCode::io_error, elf_path, std::string("cannot open: ") + std::strerror(err)));
-  }
+  // A profile's maps section names the paths read here: a FIFO or a device
+  // among them must not block or be read.
+  auto opened = sys::open_regular_file(elf_path);
+  if (!opened) return fail(std::move(opened.error()));
+  file.fd = *opened;
   file.elf = elf_begin(file.fd, ELF_C_READ_MMAP, nullptr);
   if (file.elf == nullptr || elf_kind(file.elf) != ELF_K_ELF) {
     return fail(make_error(ErrorCode::parse_error, elf_path, "expected an ELF file, got something else"));

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "heapgate/build_id.h"
+#include "heapgate/sys.h"
 #include "dwarf_names.h"
 #include "frame_names.h"
 
@@ -172,8 +173,11 @@ void Symbolizer::Impl::open_module(Module& module, const Mapping& mapping) {
   // A deleted file's path names another file now, or none: its frames stay unknown.
   if (mapping.deleted()) return;
   const std::string path(module.path);
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  // The path comes from the profile: a FIFO there would block a plain
+  // open() forever, and a device would be read as if it were code.
+  auto opened = sys::open_regular_file(path);
+  if (!opened) return;
+  int fd = *opened;
   struct stat st {};
   // Only the inode is compared: on overlayfs the kernel's maps show the
   // underlying device, which differs from what stat() reports.

@@ -283,6 +283,12 @@ Result<Report> parse_benchmark_json(std::string_view text, std::string_view sour
   }
   info.mode = mode;
   if (!r.ok()) return fail(r.error());
+  // The name becomes `<baselines>/<binary>.json`: one plain file name only.
+  if (std::string problem = binary_name_problem(info.binary); !problem.empty()) {
+    return fail(make_error(ErrorCode::parse_error, std::string(source) + ": /context/executable",
+                           "the benchmark binary's name \"" + info.binary.substr(0, 64) + "\" " + problem,
+                           "pass the --benchmark_out file the benchmark binary wrote itself"));
+  }
   const json* benchmarks = r.member(doc, "", "benchmarks", true);
   if (benchmarks == nullptr || !r.array(*benchmarks, "/benchmarks")) {
     // Most likely not Google Benchmark's output at all: say which file to pass.

@@ -85,6 +85,18 @@ std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
 }
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
 
+std::string binary_name_problem(std::string_view name) {
+  if (name.empty()) return "is empty";
+  if (name == "." || name == "..") return "is \"" + std::string(name) + "\", a directory";
+  if (name.find('/') != std::string_view::npos) return "contains '/'";
+  if (name.find('\0') != std::string_view::npos) return "contains a NUL byte";
+  if (name.size() > kMaxBinaryNameLength) {
+    return "is " + std::to_string(name.size()) + " bytes long, over the limit of " +
+           std::to_string(kMaxBinaryNameLength);
+  }
+  return {};
+}
+
 bool operator==(const Baseline& a, const Baseline& b) noexcept {
   return a.binary == b.binary && a.tests == b.tests && a.exists == b.exists && a.fingerprint == b.fingerprint;
 }

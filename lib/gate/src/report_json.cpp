@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <set>
 
+#include "heapgate/baseline.h"
 #include "heapgate/report.h"
 #include "report_json.h"
 #include "heapgate/sys.h"
@@ -167,7 +168,20 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   auto str = [&](const char* key, std::string& out) {
     if (const json* f = r.member(v, p, key, false)) out = r.string(*f, pointer_append(p, key));
   };
-  str("binary", run.binary);
+  // Required and checked: the binary's name becomes the baseline's and the
+  // report's file names, and a report from a CI artifact is untrusted input.
+  if (const json* f = r.member(v, p, "binary", true)) {
+    const std::string pointer = pointer_append(p, "binary");
+    run.binary = r.string(*f, pointer);
+    if (r.ok()) {
+      if (std::string problem = binary_name_problem(run.binary); !problem.empty()) {
+        r.fail_at(pointer,
+                  "expected the test binary's file name, got " + describe_value(*f) + ", which " + problem,
+                  "a report names its binary by file name only (\"my_tests\"); re-run the tests to write the "
+                  "report again");
+      }
+    }
+  }
   str("build_id", run.build_id);
   if (const json* f = r.member(v, p, "mode", false)) {
     run.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", "off, counters, exact, sampled",

@@ -2,6 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/sys.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -58,32 +61,103 @@ Result<std::string> make_private_dir(const std::string& prefix) {
   return std::string(buf.data());
 }
 
-// Opens `path` read-only into `fd` and stats it.
-static Result<void> open_for_reading(const std::string& path, Fd& fd, struct stat& st) {
-  fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.fd < 0) {
+// What a file that is not a regular file is, for messages.
+static const char* file_type_name(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+static Error not_regular(const std::string& path, mode_t mode) {
+  return make_error(ErrorCode::io_error, path, std::string("is ") + file_type_name(mode) + ", not a regular file",
+                    "pass a regular file (save a stream or a device's output to a file first)");
+}
+
+// "1.5 GiB (1610612736 bytes)": both, so the limit reads at a glance and the
+// size exactly.
+static std::string describe_size(std::uint64_t bytes) {
+  char text[64];
+  static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < sizeof units / sizeof *units) {
+    value /= 1024;
+    ++unit;
+  }
+  if (unit == 0) {
+    std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
+  } else {
+    std::snprintf(text, sizeof text, "%.1f %s (%llu bytes)", value, units[unit], static_cast<unsigned long long>(bytes));
+  }
+  return text;
+}
+
+static Error too_large(const std::string& path, std::uint64_t size, SizeLimit limit, bool at_least) {
+  const std::string what = std::string("is ") + (at_least ? "more than " : "") + describe_size(size) +
+                           ", over heapgate's limit of " + describe_size(limit.bytes) + " for a " + limit.kind;
+  return make_error(ErrorCode::io_error, path, what, "check that this is the file you meant");
+}
+
+Result<int> open_regular_file(const std::string& path) {
+  // stat() first: open() itself blocks on a FIFO without a writer, and
+  // opening some devices has effects of its own.
+  struct stat before {};
+  if (::stat(path.c_str(), &before) != 0) {
     int err = errno;
     return fail(make_error(ErrorCode::io_error, path, "cannot open for reading: " + errno_text(err)));
   }
+  if (!S_ISREG(before.st_mode)) return fail(not_regular(path, before.st_mode));
+  // O_NONBLOCK: should a FIFO be swapped in after the stat, open() still returns.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    int err = errno;
+    return fail(make_error(ErrorCode::io_error, path, "cannot open for reading: " + errno_text(err)));
+  }
+  struct stat after {};
+  if (::fstat(fd, &after) != 0) {
+    int err = errno;
+    ::close(fd);
+    return fail(make_error(ErrorCode::io_error, path, "cannot stat: " + errno_text(err)));
+  }
+  if (!S_ISREG(after.st_mode)) {
+    ::close(fd);
+    return fail(not_regular(path, after.st_mode));
+  }
+  return fd;
+}
+
+// Opens the regular file `path` into `fd`, stats it and checks its size.
+static Result<void> open_for_reading(const std::string& path, SizeLimit limit, Fd& fd, struct stat& st) {
+  auto opened = open_regular_file(path);
+  if (!opened) return fail(std::move(opened.error()));
+  fd.reset(*opened);
   if (::fstat(fd.fd, &st) != 0) {
     int err = errno;
     return fail(make_error(ErrorCode::io_error, path, "cannot stat: " + errno_text(err)));
   }
+  if (static_cast<std::uint64_t>(st.st_size) > limit.bytes) {
+    return fail(too_large(path, static_cast<std::uint64_t>(st.st_size), limit, false));
+  }
   return {};
 }
 
-Result<std::string> read_file(const std::string& path) {
-  Fd fd;
-  struct stat st {};
-  if (auto opened = open_for_reading(path, fd, st); !opened) return fail(std::move(opened.error()));
+// Reads the open file to its end, never more than `limit` bytes: a file may
+// grow after fstat.
+static Result<std::string> read_open_file(const std::string& path, SizeLimit limit, int fd, const struct stat& st) {
   // One read into a buffer of the file's size: profiles run to tens of MB, and
   // a stream-and-copy doubles both the time and the peak memory.
   std::string out;
   out.resize(st.st_size > 0 ? static_cast<std::size_t>(st.st_size) : 0);
   std::size_t used = 0;
   for (;;) {
-    if (used == out.size()) out.resize(out.size() + 65536);  // grew since fstat, or a /proc file of size 0
-    ssize_t n = ::read(fd.fd, &out[used], out.size() - used);
+    if (used == out.size()) {
+      if (used > limit.bytes) return fail(too_large(path, used, limit, true));
+      out.resize(out.size() + 65536);  // grew since fstat
+    }
+    ssize_t n = ::read(fd, &out[used], out.size() - used);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
@@ -92,8 +166,16 @@ Result<std::string> read_file(const std::string& path) {
     if (n == 0) break;
     used += static_cast<std::size_t>(n);
   }
+  if (used > limit.bytes) return fail(too_large(path, used, limit, false));
   out.resize(used);
   return out;
+}
+
+Result<std::string> read_file(const std::string& path, SizeLimit limit) {
+  Fd fd;
+  struct stat st {};
+  if (auto opened = open_for_reading(path, limit, fd, st); !opened) return fail(std::move(opened.error()));
+  return read_open_file(path, limit, fd.fd, st);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
@@ -118,30 +200,80 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 
-Result<MappedFile> map_file(const std::string& path) {
+Result<MappedFile> map_file(const std::string& path, SizeLimit limit) {
   Fd fd;
   struct stat st {};
-  if (auto opened = open_for_reading(path, fd, st); !opened) return fail(std::move(opened.error()));
+  if (auto opened = open_for_reading(path, limit, fd, st); !opened) return fail(std::move(opened.error()));
   MappedFile file;
-  if (!S_ISREG(st.st_mode)) {
-    // A pipe or a /proc file: no size up front, so read it instead.
-    auto text = read_file(path);
-    if (!text) return fail(std::move(text.error()));
-    file.copy_ = std::move(*text);
-    return file;
-  }
   if (st.st_size == 0) return file;
   void* data = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.fd, 0);
   if (data == MAP_FAILED) {
-    int err = errno;
-    return fail(make_error(ErrorCode::io_error, path, "cannot map: " + errno_text(err)));
+    // Some file systems cannot map files; reading them works as well.
+    auto text = read_open_file(path, limit, fd.fd, st);
+    if (!text) return fail(std::move(text.error()));
+    file.copy_ = std::move(*text);
+    return file;
   }
   file.data_ = data;
   file.size_ = static_cast<std::size_t>(st.st_size);
   return file;
 }
 
+namespace {
+
+constexpr std::string_view kTempInfix = ".tmp.";
+constexpr std::size_t kTempRandomLength = 6;  // mkstemp's XXXXXX
+
+bool is_temp_name_of(std::string_view name, std::string_view target) {
+  if (name.size() != target.size() + kTempInfix.size() + kTempRandomLength) return false;
+  if (name.substr(0, target.size()) != target || name.substr(target.size(), kTempInfix.size()) != kTempInfix) {
+    return false;
+  }
+  for (char c : name.substr(target.size() + kTempInfix.size())) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temp_files(const std::string& path) {
+  std::vector<std::string> removed;
+  const std::size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string target = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (target.empty()) return removed;
+  DIR* handle = ::opendir(dir.c_str());
+  if (handle == nullptr) return removed;
+  const int dir_fd = ::dirfd(handle);
+  const auto now = std::chrono::system_clock::now();
+  while (const dirent* entry = ::readdir(handle)) {
+    if (!is_temp_name_of(entry->d_name, target)) continue;
+    struct stat st {};
+    // Relative to the open directory and without following links: what is
+    // checked is what is removed.
+    if (::fstatat(dir_fd, entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const auto modified = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(st.st_mtim.tv_sec)));
+    if (now - modified <= kStaleTempAge) continue;
+    if (::unlinkat(dir_fd, entry->d_name, 0) == 0) {
+      removed.push_back(slash == std::string::npos ? std::string(entry->d_name) : dir + "/" + entry->d_name);
+    }
+  }
+  ::closedir(handle);
+  std::sort(removed.begin(), removed.end());
+  return removed;
+}
+
 Result<void> write_file_atomic(const std::string& path, const std::string& content) {
+  if (auto stale = remove_stale_temp_files(path); !stale.empty()) {
+    std::string names;
+    for (const auto& name : stale) names += (names.empty() ? "" : ", ") + name;
+    std::fprintf(stderr, "heapgate: removed %zu stale temporary file%s of an interrupted write of %s: %s\n",
+                 stale.size(), stale.size() == 1 ? "" : "s", path.c_str(), names.c_str());
+  }
   std::string tmp = path + ".tmp.XXXXXX";
   std::vector<char> buf(tmp.begin(), tmp.end());
   buf.push_back('\0');

@@ -107,6 +107,18 @@ struct Baseline {
   bool exists = true;
 };
 
+/// The longest test binary name heapgate accepts. Shorter than NAME_MAX
+/// (255) so that every file named after it still fits one path component:
+/// `<binary>.shard-I-of-N.partial.jsonl`, `<binary>.json.tmp.XXXXXX`.
+inline constexpr std::size_t kMaxBinaryNameLength = 200;
+
+/// What is wrong with `name` as the name of a test binary, or "" when it is
+/// one. A binary's name becomes file names (`<baselines>/<binary>.json`,
+/// `<report>/<binary>.json`), and reports arrive from CI artifacts, so it
+/// must be one plain file name: not empty, not "." or "..", no '/', no NUL,
+/// at most kMaxBinaryNameLength bytes. Pure.
+std::string binary_name_problem(std::string_view name);
+
 /// Field-by-field equality.
 bool operator==(const Baseline& a, const Baseline& b) noexcept;
 bool operator!=(const Baseline& a, const Baseline& b) noexcept;

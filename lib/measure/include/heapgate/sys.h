@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,8 +24,35 @@ std::string temp_root();
 /// Creates a fresh private (0700) directory `<temp_root>/<prefix>XXXXXX`.
 Result<std::string> make_private_dir(const std::string& prefix);
 
-/// Reads a whole file.
-Result<std::string> read_file(const std::string& path);
+/// The most heapgate reads of one kind of file. Every file heapgate reads
+/// may come from somewhere else (a CI artifact, a profile's maps section),
+/// so a larger one is refused with an error naming it, its size and the
+/// limit, rather than read until memory runs out.
+struct SizeLimit {
+  std::uint64_t bytes;
+  const char* kind;  ///< what such a file is, for the message ("heap profile")
+};
+/// Heap profiles: the largest real ones (50k stacks) are tens of MB.
+inline constexpr SizeLimit kProfileSizeLimit{std::uint64_t{1} << 30, "heap profile"};
+/// JSON reports and journals, baselines, symbols sidecars, suppressions and
+/// benchmark results: a 10,000-test report is a few MB.
+inline constexpr SizeLimit kDocumentSizeLimit{std::uint64_t{256} << 20, "heapgate document"};
+/// Executables scanned whole (only mapped, never copied): debug builds of
+/// large programs run to several GB.
+inline constexpr SizeLimit kExecutableSizeLimit{std::uint64_t{16} << 30, "executable"};
+
+/// Opens `path` read-only if it is a regular file. stat() comes first and
+/// the open is non-blocking, so a FIFO or a device is refused without ever
+/// blocking in open(); fstat() after the open catches a file swapped in
+/// between. Returns the descriptor; the caller closes it. Errors:
+/// `io_error` naming the path: missing or unreadable, or not a regular file
+/// (saying what it is).
+Result<int> open_regular_file(const std::string& path);
+
+/// Reads a whole regular file of at most `limit` bytes. Errors: `io_error`
+/// naming the path (open_regular_file()'s, a read error, or a file over the
+/// limit with its size and the limit).
+Result<std::string> read_file(const std::string& path, SizeLimit limit = kDocumentSizeLimit);
 
 /// A read-only view of a whole file, mapped into memory (empty files too).
 /// Move-only; unmaps on destruction.
@@ -41,21 +69,43 @@ class MappedFile {
   }
 
  private:
-  friend Result<MappedFile> map_file(const std::string& path);
+  friend Result<MappedFile> map_file(const std::string& path, SizeLimit limit);
   void* data_ = nullptr;
   std::size_t size_ = 0;
   std::string copy_;  // the contents of a file that could not be mapped
 };
 
-/// Maps the file at `path` read-only, pre-faulted (MAP_POPULATE): for large
-/// profiles that is several times cheaper than read() into a fresh buffer,
-/// whose every page faults on first touch. Falls back to read_file for files
-/// that cannot be mapped (pipes, /proc). Errors: `io_error` naming the path.
-Result<MappedFile> map_file(const std::string& path);
+/// Maps the regular file at `path` (at most `limit` bytes) read-only,
+/// pre-faulted (MAP_POPULATE): for large profiles that is several times
+/// cheaper than read() into a fresh buffer, whose every page faults on
+/// first touch. Falls back to read_file for a file that cannot be mapped.
+/// Errors: as read_file.
+Result<MappedFile> map_file(const std::string& path, SizeLimit limit = kProfileSizeLimit);
 
-/// Writes `content` to `path` atomically: a temp file in the same directory,
-/// fsync, then rename, so readers see the old file or the new one, never a mix.
+/// Writes `content` to `path` atomically: a temp file in the same directory
+/// (`<path>.tmp.XXXXXX`, mkstemp), fsync, then rename, so readers see the old
+/// file or the new one, never a mix. First removes the stale temp files of
+/// earlier, interrupted writes of the same `path` (remove_stale_temp_files())
+/// and says so in one line on stderr.
 Result<void> write_file_atomic(const std::string& path, const std::string& content);
+
+/// How long a temp file of write_file_atomic() must have gone unwritten
+/// before a later write of the same target removes it. A live writer writes
+/// its temp file in milliseconds and renames it right after fsync; one left
+/// untouched for a minute belongs to a writer that died (kill -9, a crash, a
+/// power cut). Should a stopped writer wake up later still, its rename fails
+/// with an error and the target keeps its old contents: nothing is corrupted.
+/// The writer's pid is not used: in a directory shared between containers or
+/// machines (NFS) a pid tells nothing.
+inline constexpr std::chrono::seconds kStaleTempAge{60};
+
+/// Removes the temp files that interrupted write_file_atomic() calls of
+/// `path` left behind, and returns their paths. Only files named exactly
+/// `<file name of path>.tmp.` plus six letters or digits (mkstemp's pattern),
+/// regular files (not links), owned by this user, and last modified more than
+/// kStaleTempAge ago; nothing else is ever touched. Errors are ignored: this
+/// is housekeeping, and the write itself says what is wrong.
+std::vector<std::string> remove_stale_temp_files(const std::string& path);
 
 /// True if `path` names an existing file or directory.
 bool exists(const std::string& path) noexcept;
