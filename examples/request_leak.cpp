@@ -104,7 +104,9 @@ int main() {
                 static_cast<unsigned long long>(stack.counts.live_bytes));
     for (const std::string& frame : stack.frames) std::printf("    %s\n", frame.c_str());
   }
-  std::printf("profile: %s\n", profiled->profile_path.c_str());
+  // The default dump directory goes when the process exits; a dump to keep
+  // (for `heapgate diff`) gets its own path: ScopeOptions{Mode::exact, PATH}.
+  std::printf("profile: %s (removed at exit)\n", profiled->profile_path.c_str());
   std::printf("LEAK: %llu bytes in %llu blocks\n", static_cast<unsigned long long>(counted->live_bytes),
               static_cast<unsigned long long>(counted->live_allocations));
   return 1;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
 #include "heapgate/diff.h"
 #include "heapgate/journal.h"
@@ -29,6 +30,13 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
   (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
   return top_stacks(normalized, limit);
+}
+
+RerunExplainer::~RerunExplainer() {
+  for (const auto& dir : child_dirs_) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);  // best effort: what is left is in $TMPDIR, named heapgate-rerun.*
+  }
 }
 
 Result<Explanation> RerunExplainer::explain(const std::string& test) {
@@ -142,10 +150,11 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   if (binary_path_.empty()) return problem("cannot find this executable's path");
   auto dir = sys::make_private_dir("heapgate-rerun.");
   if (!dir) return fail(dir.error());
+  child_dirs_.push_back(*dir);
   sys::ProcessOptions process;
   if (mode == Mode::exact) process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
   process.unset_env = {"HEAPGATE_MODE", "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
-                       "GTEST_OUTPUT"};
+                       "HEAPGATE_PROFILES", "GTEST_OUTPUT"};
   if (!keep_shard) {
     process.unset_env.push_back("GTEST_TOTAL_SHARDS");
     process.unset_env.push_back("GTEST_SHARD_INDEX");
@@ -157,6 +166,8 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
                                    "--gtest_also_run_disabled_tests",
                                    "--heapgate_mode=" + std::string(to_string(mode)),
                                    "--heapgate_report=" + *dir,
+                                   // Its dumps too: the child's own temp directory goes when it exits.
+                                   "--heapgate_profiles=" + *dir,
                                    child_flag,
                                    "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
   auto ran = sys::run_process(argv, process);

@@ -30,10 +30,17 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
 /// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and
 /// reads the record the child writes. When the test already ran in exact
 /// mode in this process (`own_profile`), explain() reads that profile instead.
+///
+/// Each child writes its report and heap profiles into a private directory
+/// under $TMPDIR that this explainer removes when it is destroyed: move the
+/// profiles an explanation names elsewhere first to keep them.
 class RerunExplainer : public Explainer {
  public:
   RerunExplainer(const Options& options, std::string binary_path, Symbolizer& symbolizer)
       : options_(options), binary_path_(std::move(binary_path)), symbolizer_(symbolizer) {}
+  ~RerunExplainer() override;
+  RerunExplainer(const RerunExplainer&) = delete;
+  RerunExplainer& operator=(const RerunExplainer&) = delete;
 
   /// The profile of the current test's own exact-mode run, or "".
   void set_own_profile(std::string path) { own_profile_ = std::move(path); }
@@ -58,6 +65,7 @@ class RerunExplainer : public Explainer {
   std::string binary_path_;
   Symbolizer& symbolizer_;
   std::string own_profile_;
+  std::vector<std::string> child_dirs_;  // removed by the destructor
 };
 
 }  // namespace heapgate::gtest

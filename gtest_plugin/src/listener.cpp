@@ -3,9 +3,12 @@
 // The GoogleTest listener: one ProfileScope per test, then budgets, leaks and
 // the baseline decide a verdict; a failing test is re-run alone in exact mode
 // in a child process so its failure names the call sites.
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,6 +25,7 @@
 #include "heapgate/report_files.h"
 #include "heapgate/suppressions.h"
 #include "heapgate/symbolizer.h"
+#include "heapgate/symbols_sidecar.h"
 #include "heapgate/sys.h"
 
 namespace heapgate::gtest {
@@ -45,6 +49,30 @@ std::string base_name(const std::string& path) {
 
 std::string full_name(const ::testing::TestInfo& info) {
   return std::string(info.test_suite_name()) + "." + info.name();
+}
+
+// A test's name as a file name: parameterized names hold '/'.
+std::string file_stem_of(const std::string& name) {
+  std::string out;
+  for (char c : name.substr(0, 100)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? std::string("test") : out;
+}
+
+// Moves a file, across file systems too ($TMPDIR to a report directory).
+bool move_file(const std::string& from, const std::string& to, std::string& why) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (!ec) return true;
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing, ec);
+  if (ec) {
+    why = ec.message();
+    return false;
+  }
+  std::filesystem::remove(from, ec);
+  return true;
 }
 
 // The --gtest_internal_run_death_test flag, set in a death test's child process.
@@ -85,6 +113,11 @@ class Listener : public ::testing::EmptyTestEventListener {
     death_test_child_ = !death_test_flag().empty();
     binary_path_ = sys::self_exe_path().value_or("");
     binary_name_ = base_name(binary_path_);
+    if (!death_test_child_) {
+      keep_dir_ = !options_.profiles_dir.empty() ? options_.profiles_dir
+                  : !options_.report_dir.empty() ? options_.report_dir + "/profiles/" + binary_name_
+                                                 : std::string();
+    }
     if (options_.mode != Mode::off) {
       if (auto usable = allocator_status().check(options_.mode); !usable) {
         unavailable_reason_ = usable.error().message();
@@ -157,8 +190,15 @@ class Listener : public ::testing::EmptyTestEventListener {
     if (effective_mode_ == Mode::off || !recording()) return;
     // A growth child keeps one scope open across every run of the test.
     if (options_.growth_child > 0 && iteration_ > 0) return;
-    // The name is built before the scope opens, so its allocation is not the test's.
-    scope_.emplace(full_name(info), ScopeOptions{effective_mode_});
+    // The name and the dump's path are built before the scope opens, so their
+    // allocations are not the test's. Without a directory to keep it in, the
+    // dump goes to ProfileScope's own temp directory, removed at exit.
+    ScopeOptions scope_options{effective_mode_};
+    const bool dumps = effective_mode_ == Mode::exact || effective_mode_ == Mode::sampled;
+    if (dumps && !death_test_child_ && keep_dir_ready()) {
+      scope_options.profile_path = new_profile_path(file_stem_of(full_name(info)));
+    }
+    scope_.emplace(full_name(info), std::move(scope_options));
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
     detail::skip_next_allocation();
   }
@@ -264,6 +304,10 @@ class Listener : public ::testing::EmptyTestEventListener {
         std::fprintf(stderr, "heapgate: %s\n", done.error().message().c_str());
       }
     }
+    if (!child_ && kept_profiles_ > 0) {
+      std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", kept_profiles_,
+                   kept_profiles_ == 1 ? "" : "s", keep_dir_.c_str());
+    }
     if (child_ || baseline_path_.empty()) return;
     const bool create = !baseline_.exists;
     if (!options_.update_baselines && !create) return;
@@ -363,11 +407,80 @@ class Listener : public ::testing::EmptyTestEventListener {
     policy.environment_change = environment_change_;
     policy.accepting = options_.update_baselines || (!baseline_path_.empty() && !baseline_.exists);
     RerunExplainer explainer(options_, binary_path_, symbolizer());
-    if (!record.profiles.empty()) explainer.set_own_profile(record.profiles.front());
+    const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
+    if (!own_profile.empty()) explainer.set_own_profile(own_profile);
     const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                           ExplainOptions{options_.top_stacks, options_.explain, options_.leak_repetitions,
                                                          options_.confirm_runs});
+    // Before the explainer goes, and its children's directories with it.
+    keep_profiles(record, own_profile);
     if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
+  }
+
+  // The keep directory exists (made on first use). A failure to make it is
+  // said once; nothing is kept then.
+  bool keep_dir_ready() {
+    if (keep_dir_.empty()) return false;
+    if (keep_dir_made_) return true;
+    std::error_code ec;
+    std::filesystem::create_directories(keep_dir_, ec);
+    if (!std::filesystem::is_directory(keep_dir_, ec)) {
+      std::fprintf(stderr, "heapgate: %s: cannot create the directory for heap profiles; none is kept; fix: pass a "
+                   "writable --heapgate_profiles=DIR\n", keep_dir_.c_str());
+      keep_dir_.clear();
+      return false;
+    }
+    keep_dir_made_ = true;
+    return true;
+  }
+
+  // `<keep dir>/<stem>.heap`, or `<stem>.N.heap` when this run used that name
+  // already (a test's own profile and its re-runs'). A file of an earlier run
+  // of the same name is replaced.
+  std::string new_profile_path(const std::string& stem) {
+    for (int n = 1;; ++n) {
+      std::string name = n == 1 ? stem + ".heap" : stem + "." + std::to_string(n) + ".heap";
+      if (used_profile_names_.insert(name).second) return keep_dir_ + "/" + name;
+    }
+  }
+
+  // The report names only profiles that outlive the run: those in the keep
+  // directory. The re-run children's are moved there out of their temp
+  // directories; without a keep directory nothing is kept, and the test's
+  // own dump (exact mode) is removed now rather than piling up until exit.
+  void keep_profiles(TestRecord& record, const std::string& own_profile) {
+    if (record.profiles.empty()) return;
+    if (!keep_dir_ready()) {
+      if (!own_profile.empty()) {
+        ::unlink(own_profile.c_str());
+        ::unlink(symbols_sidecar_path(own_profile).c_str());
+      }
+      record.profiles.clear();
+      return;
+    }
+    std::vector<std::string> kept;
+    for (const std::string& profile : record.profiles) {
+      if (profile.rfind(keep_dir_ + "/", 0) == 0) {
+        kept.push_back(profile);  // written there in the first place
+        continue;
+      }
+      std::string stem = std::filesystem::path(profile).filename().string();
+      if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".heap") == 0) stem.resize(stem.size() - 5);
+      const std::string to = new_profile_path(stem);
+      std::string why;
+      if (!move_file(profile, to, why)) {
+        std::fprintf(stderr, "heapgate: %s: cannot keep the heap profile of %s: %s\n", to.c_str(),
+                     record.name.c_str(), why.c_str());
+        continue;
+      }
+      std::error_code ec;
+      if (std::filesystem::exists(symbols_sidecar_path(profile), ec)) {
+        (void)move_file(symbols_sidecar_path(profile), symbols_sidecar_path(to), why);
+      }
+      kept.push_back(to);
+    }
+    kept_profiles_ += kept.size();
+    record.profiles = std::move(kept);
   }
 
   [[noreturn]] static void setup_failed(const Error& error) {
@@ -402,6 +515,10 @@ class Listener : public ::testing::EmptyTestEventListener {
   std::string binary_path_;
   std::string binary_name_;
   std::string baseline_path_;
+  std::string keep_dir_;  // where the profiles the report names go; "" keeps none
+  bool keep_dir_made_ = false;
+  std::set<std::string> used_profile_names_;
+  std::size_t kept_profiles_ = 0;
   Baseline baseline_;
   Report run_;  // this run's records, for the baseline and the missing tests
   Suppressions suppressions_;

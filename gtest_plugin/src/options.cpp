@@ -39,6 +39,7 @@ Result<Options> parse_options(int* argc, char** argv) {
        }},
       {"baselines", false, text(&Options::baselines_dir)},
       {"report", false, text(&Options::report_dir)},
+      {"profiles", false, text(&Options::profiles_dir)},
       {"update_baselines", true, boolean(&Options::update_baselines)},
       {"strict", true, boolean(&Options::strict)},
       {"suppressions", false, text(&Options::suppressions_path)},

@@ -239,12 +239,20 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     }
     progress[static_cast<std::size_t>(i)].journal = stem + ".partial.jsonl";
   }
+  // So are the profiles an earlier run kept: the report names this run's.
+  const std::string profiles_dir = options.report + "/profiles/" + job.name;
+  {
+    std::error_code ec;
+    fs::remove_all(profiles_dir, ec);
+  }
 
   std::vector<std::thread> threads;
   for (int i = 0; i < shards; ++i) {
     threads.emplace_back([&, i] {
+      // The shards keep their profiles where the merged report names them.
       std::vector<std::string> argv{job.path, "--heapgate_mode=" + options.mode,
-                                    "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir};
+                                    "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir,
+                                    "--heapgate_profiles=" + profiles_dir};
       if (options.strict) argv.push_back("--heapgate_strict");
       if (!options.suppressions.empty()) argv.push_back("--heapgate_suppressions=" + options.suppressions);
       argv.push_back("--heapgate_fingerprint=" + options.fingerprint);
@@ -338,13 +346,20 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
   return merged;
 }
 
-// The heap profiles that explain failures are written under TMPDIR by the
-// plugin's re-runs; copied beside the reports, they travel with them as one
-// CI artifact. Paths in the report become relative to the report directory.
+// The heap profiles that explain failures are kept by the shards in
+// `<report>/profiles/<binary>/` (--heapgate_profiles), so they travel with
+// the reports as one CI artifact; a profile named elsewhere (a plugin that
+// kept it under $TMPDIR) is copied there. Paths in the report become
+// relative to the report directory.
 void collect_profiles(const std::string& report_dir, Report& report) {
   const std::string relative_dir = "profiles/" + report.run.binary;
+  const std::string kept_prefix = report_dir + "/" + relative_dir + "/";
   for (TestRecord& record : report.tests) {
     for (std::string& profile : record.profiles) {
+      if (profile.rfind(kept_prefix, 0) == 0) {
+        profile = profile.substr(report_dir.size() + 1);
+        continue;
+      }
       std::error_code ec;
       if (!fs::is_regular_file(profile, ec)) continue;
       fs::create_directories(report_dir + "/" + relative_dir, ec);

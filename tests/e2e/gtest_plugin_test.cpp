@@ -4,6 +4,7 @@
 // process; the tests read its exit code, its JSON report and its JUnit file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -245,6 +246,97 @@ TEST_F(GtestPlugin, ABaselineFromAnotherEnvironmentIsNamed) {
                                {filter, "--heapgate_baselines=" + baselines, "--heapgate_fingerprint=ignore"});
   EXPECT_EQ(ignored.exit_code, 0) << ignored.output;
   EXPECT_EQ(ignored.output.find("another environment"), std::string::npos) << ignored.output;
+}
+
+// Every entry of `dir`, recursively, relative to it.
+std::vector<std::string> entries_of(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    found.push_back(fs::relative(entry.path(), dir).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// Failing tests are re-run in child processes, each with its own temporary
+// directory: a suite gated every day left hundreds behind in $TMPDIR. What a
+// run keeps is what its report names, beside the report.
+TEST_F(GtestPlugin, AGatedRunLeavesNothingInTmpdirAndKeepsTheProfilesItsReportNames) {
+  for (const char* mode : {"counters", "exact"}) {
+    SCOPED_TRACE(mode);
+    const std::string tmp = dir_ + "/" + mode + "-tmp";
+    const std::string report = dir_ + "/" + mode + "-report";
+    fs::create_directories(tmp);
+    SuiteRun run = run_suite("sample_suite", report,
+                             {"--gtest_filter=Sample.Leaks:Sample.OverBudget:Sample.Counted",
+                              std::string("--heapgate_mode=") + mode},
+                             {"TMPDIR=" + tmp});
+    ASSERT_TRUE(run.has_report);
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    EXPECT_EQ(entries_of(tmp), std::vector<std::string>{}) << run.output;
+    const TestRecord* leak = find(run.report, "Sample.Leaks");
+    const TestRecord* over = find(run.report, "Sample.OverBudget");
+    ASSERT_NE(leak, nullptr);
+    ASSERT_NE(over, nullptr);
+    EXPECT_EQ(leak->verdict, Verdict::leaked);
+    EXPECT_EQ(over->verdict, Verdict::over_budget);
+    ASSERT_FALSE(leak->profiles.empty());
+    ASSERT_FALSE(over->profiles.empty());
+    std::size_t named = 0;
+    for (const auto& t : run.report.tests) {
+      for (const auto& profile : t.profiles) {
+        ++named;
+        EXPECT_EQ(profile.rfind(report + "/profiles/sample_suite/", 0), 0u) << profile;
+        EXPECT_TRUE(fs::is_regular_file(profile)) << profile;
+        // The re-runs' profiles come with their symbols sidecars. (A test's own
+        // exact-mode profile gets one only when it explains a failure itself.)
+        if (std::string(mode) == "counters") {
+          EXPECT_TRUE(fs::is_regular_file(profile + ".symbols.json")) << profile;
+        }
+      }
+    }
+    // In exact mode each test's own profile is kept too.
+    if (std::string(mode) == "exact") {
+      EXPECT_GE(named, 3u);
+    }
+    EXPECT_NE(run.output.find("heapgate: kept " + std::to_string(named) + " heap profile"), std::string::npos)
+        << run.output;
+    // Nothing in the profiles directory that the report does not name.
+    std::size_t files = 0;
+    for (const auto& entry : entries_of(report + "/profiles/sample_suite")) {
+      if (entry.size() > 5 && entry.compare(entry.size() - 5, 5, ".heap") == 0) ++files;
+    }
+    EXPECT_EQ(files, named);
+  }
+}
+
+TEST_F(GtestPlugin, WithoutAReportNothingIsKeptAndTmpdirStaysEmpty) {
+  const std::string tmp = dir_ + "/tmp";
+  fs::create_directories(tmp);
+  for (const char* mode : {"counters", "exact"}) {
+    sys::ProcessOptions options;
+    options.extra_env = {"TMPDIR=" + tmp};
+    options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE",
+                         "HEAPGATE_REEXECUTED", "HEAPGATE_REPORT", "HEAPGATE_PROFILES"};
+    auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks",
+                                 std::string("--heapgate_mode=") + mode},
+                                options);
+    ASSERT_TRUE(ran) << ran.error().message();
+    EXPECT_EQ(ran->exit_code, 1) << ran->stdout_text << ran->stderr_text;
+    EXPECT_NE(ran->stdout_text.find("leak_three_blocks"), std::string::npos) << ran->stdout_text;
+    EXPECT_EQ(entries_of(tmp), std::vector<std::string>{}) << mode;
+  }
+}
+
+TEST_F(GtestPlugin, ProfilesFlagChoosesWhereTheProfilesAreKept) {
+  const std::string kept = dir_ + "/kept";
+  SuiteRun run = run_suite("sample_suite", dir_ + "/r", {"--gtest_filter=Sample.Leaks", "--heapgate_profiles=" + kept});
+  ASSERT_TRUE(run.has_report);
+  ASSERT_EQ(run.report.tests.size(), 1u);
+  ASSERT_EQ(run.report.tests[0].profiles.size(), 1u);
+  EXPECT_EQ(run.report.tests[0].profiles[0], kept + "/Sample.Leaks.heap");
+  EXPECT_TRUE(fs::is_regular_file(kept + "/Sample.Leaks.heap"));
+  EXPECT_FALSE(fs::exists(dir_ + "/r/profiles"));
 }
 
 TEST_F(GtestPlugin, AFailedAssertionIsNotAlsoALeak) {

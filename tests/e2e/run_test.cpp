@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -197,6 +198,39 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
   ASSERT_FALSE(leaks->profiles.empty());
   EXPECT_EQ(leaks->profiles.front().rfind("profiles/sample_suite/", 0), 0u) << leaks->profiles.front();
   EXPECT_TRUE(sys::exists(report_ + "/" + leaks->profiles.front()));
+}
+
+// The shards' re-run children work in $TMPDIR; the profiles the report
+// names are kept in the report directory, and nothing stays in $TMPDIR.
+TEST_F(RunGate, ARunLeavesNothingInTmpdir) {
+  const std::string tmp = dir_ + "/tmp";
+  std::filesystem::create_directories(tmp);
+  // A profile of an earlier run is not this run's.
+  std::filesystem::create_directories(report_ + "/profiles/sample_suite");
+  ASSERT_TRUE(sys::write_file_atomic(report_ + "/profiles/sample_suite/Old.Test.heap", "heap_v2/1\n"));
+  auto r = heapgate_cli({"run", "--progress", "none", "--jobs", "2", "--baselines", baselines_, "--report", report_,
+                         "--", testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks:Sample.OverBudget"},
+                        {"TMPDIR=" + tmp});
+  EXPECT_EQ(r.exit_code, 1) << r.stdout_text << r.stderr_text;
+  std::vector<std::string> left;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(tmp)) left.push_back(entry.path().string());
+  EXPECT_EQ(left, std::vector<std::string>{});
+  const Report saved = report();
+  std::set<std::string> named;
+  for (const auto& t : saved.tests) {
+    for (const auto& profile : t.profiles) {
+      named.insert(profile);
+      EXPECT_EQ(profile.rfind("profiles/sample_suite/", 0), 0u) << profile;
+      EXPECT_TRUE(sys::exists(report_ + "/" + profile)) << profile;
+    }
+  }
+  EXPECT_EQ(named.size(), 2u);
+  std::set<std::string> kept;
+  for (const auto& entry : std::filesystem::directory_iterator(report_ + "/profiles/sample_suite")) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".heap") == 0) kept.insert("profiles/sample_suite/" + name);
+  }
+  EXPECT_EQ(kept, named);
 }
 
 // kill -9 in the middle of a baseline write leaves `<name>.json.tmp.XXXXXX`;

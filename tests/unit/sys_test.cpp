@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // The operating-system seam on hostile files: FIFOs, devices and directories
-// where a file was expected, files over the size limits, and the temp files
-// of interrupted writes.
+// where a file was expected, files over the size limits, the temp files of
+// interrupted writes, and directories removed at exit.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -167,6 +167,33 @@ TEST(SysWrite, StaleTempFilesOfTheSameTargetAreRemovedAndNothingElse) {
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(sys::write_file_atomic(target, "{}\n"));
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(SysRemoveAtExit, TheDirectoryGoesWithTheProcessThatAskedNotWithAForkedChild) {
+  // Not under testing::make_temp_dir(): the forked processes' exit would
+  // remove those (test_support's own atexit handler) and hide what is tested.
+  const std::string dir = sys::temp_root() + "/heapgate-sys-test-" + std::to_string(::getpid()) + "-scratch";
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    fs::create_directories(dir + "/sub");
+    if (!sys::write_file_atomic(dir + "/sub/dump.heap", "x")) ::_exit(3);
+    sys::remove_at_exit(dir);
+    // A forked child that exits normally (a death test with exit(0)) shares
+    // the registration but not the directory's lifetime.
+    pid_t child = ::fork();
+    if (child == 0) std::exit(0);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (!fs::exists(dir + "/sub/dump.heap")) ::_exit(4);
+    std::exit(0);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_FALSE(fs::exists(dir));
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
 
 }  // namespace

@@ -31,6 +31,13 @@ struct Options {
   std::string baselines_dir;
   /// `--heapgate_report=DIR`: where `<binary>[.shard-I-of-N].{json,junit.xml,md}` go. Empty: none.
   std::string report_dir;
+  /// `--heapgate_profiles=DIR`: where the heap profiles a report names are
+  /// kept (the exact re-runs' that explain failures, and in exact mode each
+  /// test's own), each with its symbols sidecar. Empty: `<report
+  /// dir>/profiles/<binary>` when there is a report, else none is kept.
+  /// Everything else a run writes under $TMPDIR (re-run children's reports
+  /// and dumps) is removed before it ends.
+  std::string profiles_dir;
   /// `--heapgate_update_baselines`: write this run's numbers into the baseline
   /// (atomically) instead of comparing. Tests that did not run keep theirs.
   bool update_baselines = false;

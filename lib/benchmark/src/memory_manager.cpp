@@ -52,7 +52,11 @@ std::string bench_scratch_dir() {
   BenchRuntime& rt = bench_runtime();
   std::lock_guard<std::mutex> lock(rt.mutex);
   if (rt.scratch_dir.empty()) {
-    if (auto made = sys::make_private_dir("heapgate-bench."); made) rt.scratch_dir = *made;
+    if (auto made = sys::make_private_dir("heapgate-bench."); made) {
+      rt.scratch_dir = *made;
+      // Scratch only: what is kept goes to --heapgate_profiles.
+      sys::remove_at_exit(rt.scratch_dir);
+    }
   }
   return rt.scratch_dir;
 }

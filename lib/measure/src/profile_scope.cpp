@@ -33,7 +33,9 @@ std::string sanitize_for_file_name(const std::string& name) {
   return out.empty() ? std::string("scope") : out;
 }
 
-// Dumps go to one private directory per process, made on first use.
+// Dumps go to one private directory per process, made on first use and
+// removed when the process exits: a test suite gated every day would
+// otherwise leave one directory in $TMPDIR per run (and per re-run child).
 Result<std::string> default_dump_path(const std::string& scope_name) {
   static std::mutex mutex;
   static std::string dir;
@@ -43,6 +45,7 @@ Result<std::string> default_dump_path(const std::string& scope_name) {
     auto made = sys::make_private_dir("heapgate.");
     if (!made) return fail(made.error());
     dir = *made;
+    sys::remove_at_exit(dir);
   }
   return dir + "/" + sanitize_for_file_name(scope_name) + "." + std::to_string(sequence++) + ".heap";
 }

@@ -18,6 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <utility>
 
 extern char** environ;
 
@@ -59,6 +62,41 @@ Result<std::string> make_private_dir(const std::string& prefix) {
                            "set TMPDIR to a writable directory"));
   }
   return std::string(buf.data());
+}
+
+namespace {
+
+struct ExitRemovals {
+  std::mutex mutex;
+  std::vector<std::pair<pid_t, std::string>> dirs;
+};
+
+// Never destroyed: the atexit handler may run after static destructors.
+ExitRemovals& exit_removals() {
+  static auto* removals = new ExitRemovals();
+  return *removals;
+}
+
+void remove_registered_dirs() {
+  ExitRemovals& removals = exit_removals();
+  std::lock_guard<std::mutex> lock(removals.mutex);
+  const pid_t self = ::getpid();
+  for (const auto& [owner, dir] : removals.dirs) {
+    if (owner != self) continue;
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);  // best effort: the process is ending
+  }
+  removals.dirs.clear();
+}
+
+}  // namespace
+
+void remove_at_exit(const std::string& dir) {
+  static std::once_flag registered;
+  std::call_once(registered, [] { std::atexit(remove_registered_dirs); });
+  ExitRemovals& removals = exit_removals();
+  std::lock_guard<std::mutex> lock(removals.mutex);
+  removals.dirs.emplace_back(::getpid(), dir);
 }
 
 // What a file that is not a regular file is, for messages.

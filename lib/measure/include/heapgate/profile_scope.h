@@ -26,7 +26,9 @@ struct ScopeOptions {
   /// jemalloc's profiling is process-global.
   Mode mode = Mode::counters;
   /// Where `exact`/`sampled` scopes write their heap_v2 dump. Empty: a file in a
-  /// private directory under $TMPDIR (else /tmp), created once per process.
+  /// private directory under $TMPDIR (else /tmp), created once per process
+  /// and removed, with its dumps, when the process exits: set a path to keep
+  /// the dump.
   std::string profile_path;
 };
 

@@ -24,6 +24,12 @@ std::string temp_root();
 /// Creates a fresh private (0700) directory `<temp_root>/<prefix>XXXXXX`.
 Result<std::string> make_private_dir(const std::string& prefix);
 
+/// Removes the directory `dir`, with everything in it, when this process
+/// exits normally (atexit). Only in the process that called this: a forked
+/// child that exits (a GoogleTest death test) shares the path but not the
+/// directory's lifetime. A crash or kill -9 leaves it behind, as any file.
+void remove_at_exit(const std::string& dir);
+
 /// The most heapgate reads of one kind of file. Every file heapgate reads
 /// may come from somewhere else (a CI artifact, a profile's maps section),
 /// so a larger one is refused with an error naming it, its size and the
