@@ -2,7 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 // The ratios scripts/bench.sh prints at the end, from the --benchmark_out
 // JSON of each bench binary:
-//   bench_summary [scope=F] [scope_noprof=F] [diff=F] [listener=F] [http=F]
+//   bench_summary [scope=F] [scope_noprof=F] [diff_<stacks>=F ...] [listener=F] [http=F]
 // A file that is missing, or a benchmark absent from it (e.g. jeprof not
 // installed), leaves its lines out.
 #include <cstdio>
@@ -20,6 +20,8 @@ using json = nlohmann::json;
 
 // Wall time per iteration in nanoseconds, by benchmark name, for each input label.
 std::map<std::string, std::map<std::string, double>> g_times;
+// User counters (peak_rss_MB, cpu_s, ...), by label, benchmark name and counter.
+std::map<std::string, std::map<std::string, std::map<std::string, double>>> g_counters;
 
 // The registered name: Google Benchmark appends "/iterations:5",
 // "/real_time", "/min_time:..." and "/repeats:3" when those are set.
@@ -57,9 +59,22 @@ void load(const std::string& label, const std::string& path) {
   for (const json& b : doc["benchmarks"]) {
     if (b.value("error_occurred", false) || b.value("run_type", "iteration") != "iteration") continue;
     if (!b.contains("real_time") || !b["real_time"].is_number()) continue;
-    g_times[label][registered_name(b.value("name", ""))] =
-        to_ns(b["real_time"].get<double>(), b.value("time_unit", "ns"));
+    const std::string name = registered_name(b.value("name", ""));
+    g_times[label][name] = to_ns(b["real_time"].get<double>(), b.value("time_unit", "ns"));
+    for (const char* counter : {"peak_rss_MB", "rss_per_input", "cpu_s"}) {
+      if (b.contains(counter) && b[counter].is_number()) g_counters[label][name][counter] = b[counter].get<double>();
+    }
   }
+}
+
+std::optional<double> counter_of(const std::string& label, const std::string& name, const std::string& counter) {
+  auto file = g_counters.find(label);
+  if (file == g_counters.end()) return std::nullopt;
+  auto bench = file->second.find(name);
+  if (bench == file->second.end()) return std::nullopt;
+  auto it = bench->second.find(counter);
+  if (it == bench->second.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<double> time_of(const std::string& label, const std::string& name) {
@@ -141,11 +156,27 @@ int main(int argc, char** argv) {
     }
     std::printf("%s\n", line.c_str());
   }
-  auto heapgate = time_of("diff", "heapgate/parse+symbolize+diff");
-  auto jeprof = time_of("diff", "jeprof/--text --base");
-  if (heapgate && jeprof) {
-    std::printf("parse+symbolize+diff: heapgate %s, jeprof --text --base %s: heapgate %s faster\n",
-                human(*heapgate).c_str(), human(*jeprof).c_str(), ratio(*jeprof, *heapgate).c_str());
+  // diff_<stacks>=FILE: `heapgate diff` against `jeprof --text --base`, both as child processes.
+  for (const auto& [label, times] : g_times) {
+    if (label.rfind("diff_", 0) != 0) continue;
+    auto heapgate = time_of(label, "heapgate/diff");
+    auto jeprof = time_of(label, "jeprof/--text --base");
+    if (!heapgate || !jeprof) continue;
+    std::string line = "diff, " + label.substr(5) + " stacks per profile: heapgate " + human(*heapgate);
+    auto cpu = counter_of(label, "heapgate/diff", "cpu_s");
+    auto jeprof_cpu = counter_of(label, "jeprof/--text --base", "cpu_s");
+    if (cpu) line += " (CPU " + human(*cpu * 1e9) + ")";
+    line += ", jeprof --text --base " + human(*jeprof);
+    if (jeprof_cpu) line += " (CPU " + human(*jeprof_cpu * 1e9) + ")";
+    line += ": heapgate " + ratio(*jeprof, *heapgate) + " faster";
+    if (cpu && jeprof_cpu) line += " (" + ratio(*jeprof_cpu, *cpu) + " in CPU time)";
+    if (auto rss = counter_of(label, "heapgate/diff", "peak_rss_MB")) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "; heapgate's peak RSS %.0f MB = %.2fx the two files", *rss,
+                    counter_of(label, "heapgate/diff", "rss_per_input").value_or(0));
+      line += buf;
+    }
+    std::printf("%s\n", line.c_str());
   }
   auto state = time_of("http", "http/state/keep-alive");
   auto not_found = time_of("http", "http/404/keep-alive");

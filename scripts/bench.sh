@@ -3,16 +3,16 @@
 # heapgate's performance suite: builds bench/ into build/, runs each benchmark
 # (their own tables), then prints the ratios recorded in docs/performance.md.
 # Takes a few minutes, most of it jeprof.
-#   scripts/bench.sh [STACKS]   (default 50000 distinct stacks per profile)
+#   scripts/bench.sh ["STACKS ..."]   (default "10000 50000" distinct stacks per profile)
 # HEAPGATE_BUILD_DIR picks the build directory, HEAPGATE_BUILD_JOBS the
 # compile jobs (default: one per core).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${HEAPGATE_BUILD_DIR:-$here/build}"
-stacks="${1:-50000}"
+stacks="${1:-10000 50000}"
 jobs="${HEAPGATE_BUILD_JOBS:-$(nproc)}"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHEAPGATE_BUILD_BENCHMARK=ON >/dev/null
-targets=(bench_scope bench_scope_noprof profile_gen bench_diff bench_listener bench_summary)
+targets=(bench_scope bench_scope_noprof profile_gen bench_diff bench_listener bench_summary heapgate_cli)
 if grep -q '^HEAPGATE_BUILD_HTTP:BOOL=ON' "$build/CMakeCache.txt"; then targets+=(bench_http); fi
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"
 
@@ -23,11 +23,15 @@ echo "== ProfileScope cost and per-allocation overhead (jemalloc defaults, then 
 "$build/bench/bench_scope_noprof" --benchmark_filter='Plain|counters' --benchmark_out="$work/scope_noprof.json"
 "$build/bench/bench_scope" --benchmark_out="$work/scope.json"
 
-echo "== parse+symbolize+diff of two $stacks-stack profiles from two processes vs jeprof --text --base"
-"$build/bench/profile_gen" --dump "$work/base.heap" --stacks "$stacks"
-"$build/bench/profile_gen" --dump "$work/current.heap" --stacks "$stacks" --extra 100
-"$build/bench/bench_diff" "$build/bench/profile_gen" "$work/base.heap" "$work/current.heap" \
-  --benchmark_out="$work/diff.json"
+diff_outputs=()
+for n in $stacks; do
+  echo "== heapgate diff of two $n-stack profiles from two processes vs jeprof --text --base"
+  "$build/bench/profile_gen" --dump "$work/base.heap" --stacks "$n"
+  "$build/bench/profile_gen" --dump "$work/current.heap" --stacks "$n" --extra 100
+  "$build/bench/bench_diff" "$build/runner/heapgate" "$build/bench/profile_gen" "$work/base.heap" \
+    "$work/current.heap" --benchmark_out="$work/diff_$n.json"
+  diff_outputs+=("diff_$n=$work/diff_$n.json")
+done
 
 echo "== the GoogleTest listener per mode (1,000 trivial tests; one heavy test)"
 "$build/bench/bench_listener" --benchmark_out="$work/listener.json"
@@ -39,4 +43,4 @@ fi
 
 echo "== ratios"
 "$build/bench/bench_summary" scope="$work/scope.json" scope_noprof="$work/scope_noprof.json" \
-  diff="$work/diff.json" listener="$work/listener.json" http="$work/http.json"
+  "${diff_outputs[@]}" listener="$work/listener.json" http="$work/http.json"

@@ -50,16 +50,25 @@ int run_diff(const DiffOptions& options) {
     auto written = emit(options.output, *text);
     return written ? kExitOk : bad_input(written.error());
   }
-  auto base = read_profile(options.base);
-  if (!base) return bad_input(base.error());
-  auto current = read_profile(options.current);
-  if (!current) return bad_input(current.error());
   Symbolizer symbols;
-  // Through each profile's symbols sidecar; a profile of a since rebuilt
-  // binary without one is refused rather than misread.
-  if (auto ready = prepare_symbols(options.base, *base, symbols); !ready) return bad_input(ready.error());
-  if (auto ready = prepare_symbols(options.current, *current, symbols); !ready) return bad_input(ready.error());
-  ProfileDiff diff = diff_profiles(normalize_profile(*base, symbols), normalize_profile(*current, symbols));
+  // One profile at a time, each dropped once normalized: the raw records
+  // (addresses, per-thread counts) are the bulk of a profile in memory, and
+  // peak memory then stays under twice the two files' size.
+  auto normalized = [&](const std::string& path) -> Result<NormalizedProfile> {
+    auto profile = read_profile(path);
+    if (!profile) return fail(std::move(profile.error()));
+    // Through the profile's symbols sidecar; a profile of a since rebuilt
+    // binary without one is refused rather than misread.
+    if (auto ready = prepare_symbols(path, *profile, symbols); !ready) return fail(std::move(ready.error()));
+    return normalize_profile(*profile, symbols);
+  };
+  auto base = normalized(options.base);
+  if (!base) return bad_input(base.error());
+  auto current = normalized(options.current);
+  if (!current) return bad_input(current.error());
+  ProfileDiff diff = diff_profiles(*base, *current);
+  base = {};
+  current = {};
   std::string text;
   if (options.format == "text") {
     text = render_diff_text(diff, options.max_stacks);

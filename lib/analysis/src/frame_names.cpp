@@ -126,8 +126,8 @@ bool is_jemalloc_module(std::string_view module) {
   return starts_with(base, "libjemalloc");
 }
 
-// heapgate's own library sources, from where this file was compiled:
-// ".../lib/analysis/src/frame_names.cpp" -> ".../lib/" and ".../gtest_plugin/".
+// heapgate's own library sources: "<root>/lib/" and "<root>/gtest_plugin/",
+// from the source root the build passes in (HEAPGATE_SOURCE_ROOT).
 struct SourceRoots {
   std::string lib;
   std::string plugin;
@@ -136,13 +136,13 @@ struct SourceRoots {
 const SourceRoots& source_roots() {
   static const SourceRoots roots = [] {
     SourceRoots r;
-    std::string_view self = __FILE__;
-    constexpr std::string_view kTail = "lib/analysis/src/frame_names.cpp";
-    if (self.size() > kTail.size() && self.substr(self.size() - kTail.size()) == kTail && self[0] == '/') {
-      std::string root(self.substr(0, self.size() - kTail.size()));
+#ifdef HEAPGATE_SOURCE_ROOT
+    const std::string root = HEAPGATE_SOURCE_ROOT;
+    if (!root.empty() && root[0] == '/') {
       r.lib = root + "lib/";
       r.plugin = root + "gtest_plugin/";
     }
+#endif
     return r;
   }();
   return roots;
@@ -232,6 +232,10 @@ FrameClass classify_frame(std::string_view function, std::string_view file, std:
   if (is_heapgate(bare, file)) return FrameClass::heapgate;
   if (is_outer(bare)) return FrameClass::outer;
   return FrameClass::user;
+}
+
+bool is_system_runtime_module(std::string_view module) {
+  return is_runtime_module(module) || is_jemalloc_module(module);
 }
 
 FrameClass classify_unknown(std::string_view module) {

@@ -37,4 +37,9 @@ FrameClass classify_frame(std::string_view function, std::string_view file, std:
 /// Classifies a frame whose function is unknown, by its module alone.
 FrameClass classify_unknown(std::string_view module);
 
+/// True for the C and C++ runtimes and the allocator (libc, libstdc++,
+/// libgcc_s, the dynamic loader, libjemalloc): code of the system, not of the
+/// program under test, whose frames are named from symbol tables alone.
+bool is_system_runtime_module(std::string_view module);
+
 }  // namespace heapgate::detail

@@ -180,7 +180,9 @@ NormalizedProfile Normalizer::run(const Profile& profile) {
   std::unordered_map<std::vector<std::uint32_t>, std::size_t, KeyHash> index;
   index.reserve(profile.stacks.size());
   std::vector<const std::vector<std::uint32_t>*> keys;
+  keys.reserve(profile.stacks.size());
   std::vector<NormalizedStack> stacks;
+  stacks.reserve(profile.stacks.size());
   std::vector<Entry> frames;
   std::vector<std::uint32_t> key;
   symbolizer_.for_each_stack(profile, [&](std::size_t i, const std::vector<const Location*>& locations) {

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -59,6 +60,8 @@ struct Module {
   Dwfl* dwfl = nullptr;
   Dwfl_Module* mod = nullptr;
   Dwarf_Addr bias = 0;
+  // Named from the symbol table only, never from DWARF: see open_module.
+  bool symbols_only = false;
   std::vector<Segment> segments;
   // Module address (after the return-address adjustment) -> its Location.
   std::unordered_map<std::uint64_t, const Location*> cache;
@@ -146,7 +149,14 @@ struct Symbolizer::Impl {
   }
   const Location& resolve(Module& module, std::uint64_t module_address, std::uint64_t fallback_offset);
   std::string_view demangle(const char* name);
-  std::string_view file_name(const char* path) { return path == nullptr ? std::string_view() : strings.intern(path); }
+  // A source file's name, absolute when the compiler saw a relative path (ccache's
+  // base_dir, builds run from the source tree): DWARF 5 keeps such names
+  // relative to the unit's compilation directory, and libdw leaves them so.
+  std::string_view file_name(const char* path, const char* comp_dir) {
+    if (path == nullptr) return {};
+    if (path[0] == '/' || comp_dir == nullptr || comp_dir[0] != '/') return strings.intern(path);
+    return strings.intern((std::filesystem::path(comp_dir) / path).lexically_normal().string());
+  }
 };
 
 Module* Symbolizer::Impl::module_for(const Mapping& mapping) {
@@ -221,6 +231,12 @@ void Symbolizer::Impl::open_module(Module& module, const Mapping& mapping) {
   module.dwfl = dwfl;
   module.mod = mod;
   module.bias = bias;
+  // The runtimes' frames only frame the program's own: their inlined helpers
+  // and source lines tell a user nothing, and reading them costs more than all
+  // the rest of a diff (Debian's libc6-dbg keeps libc's DWARF zlib-compressed:
+  // ~80 ms and 16 MB to decompress per process). Their symbol tables (the
+  // detached debug file's .symtab when there is one) name every function.
+  module.symbols_only = detail::is_system_runtime_module(module.path);
   ++stats.modules_loaded;
 }
 
@@ -261,9 +277,19 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
   // the call site in the function it was inlined into (as eu-addr2line -i does).
   std::string_view file;
   std::uint32_t line = 0;
+  auto name_from_symbol_table = [&] {
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char* symbol = dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
+    if (symbol != nullptr && *symbol != '\0') loc.frames.push_back(SourceFrame{demangle(symbol), file, line, false});
+  };
+  if (module.symbols_only) {
+    name_from_symbol_table();
+    return loc;
+  }
   if (Dwfl_Line* row = dwfl_module_getsrc(module.mod, addr)) {
     int lineno = 0;
-    file = file_name(dwfl_lineinfo(row, nullptr, &lineno, nullptr, nullptr, nullptr));
+    file = file_name(dwfl_lineinfo(row, nullptr, &lineno, nullptr, nullptr, nullptr), dwfl_line_comp_dir(row));
     line = lineno > 0 ? static_cast<std::uint32_t>(lineno) : 0;
   }
 
@@ -280,6 +306,8 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
       // abstract origins once it meets an inlined instance).
       nscopes = dwarf_getscopes_die(&innermost, &scopes);
     }
+    Dwarf_Attribute comp_dir_attr;
+    const char* comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &comp_dir_attr));
     Dwarf_Files* files = nullptr;
     std::size_t nfiles = 0;
     if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0) files = nullptr;
@@ -312,7 +340,7 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
       line = 0;
       if (files != nullptr && dwarf_formudata(dwarf_attr(scope, DW_AT_call_file, &attr), &value) == 0 &&
           value < nfiles) {
-        file = file_name(dwarf_filesrc(files, value, nullptr, nullptr));
+        file = file_name(dwarf_filesrc(files, value, nullptr, nullptr), comp_dir);
       }
       if (dwarf_formudata(dwarf_attr(scope, DW_AT_call_line, &attr), &value) == 0) {
         line = static_cast<std::uint32_t>(value);
@@ -322,12 +350,7 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
     if (!loc.frames.empty()) loc.frames.back().inlined = false;
   }
 
-  if (loc.frames.empty()) {
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char* symbol = dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
-    if (symbol != nullptr && *symbol != '\0') loc.frames.push_back(SourceFrame{demangle(symbol), file, line, false});
-  }
+  if (loc.frames.empty()) name_from_symbol_table();
   return loc;
 }
 
