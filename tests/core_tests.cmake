@@ -7,7 +7,7 @@ heapgate_add_test(scope_counters_test JEMALLOC
   SOURCES integration/scope_test.cpp
   DEFINITIONS HEAPGATE_TEST_MODES=counters)
 heapgate_add_test(scope_exact_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
-  SOURCES integration/scope_test.cpp integration/scope_exact_test.cpp
+  SOURCES integration/scope_test.cpp integration/scope_exact_test.cpp integration/unwinder_test.cpp
   DEFINITIONS HEAPGATE_TEST_MODES=counters,exact)
 heapgate_add_test(scope_sampled_test JEMALLOC MALLOC_CONF "prof:true,prof_active:false,prof_accum:true,prof_unbias:false"
   SOURCES integration/scope_sampled_test.cpp)

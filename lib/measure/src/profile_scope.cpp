@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "alloc_hooks.h"
+#include "heapgate/unwinder.h"
 #include "heapgate/integration.h"
 #include "heapgate/profile.h"
 #include "heapgate/sys.h"
@@ -92,6 +93,9 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       if (!owns_profiling_) {
         mode_ = Mode::counters;
       } else {
+        // Before the first sample: jemalloc's own unwinder costs ~3 µs per
+        // allocation, libunwind's ~0.5 µs (docs/performance.md).
+        (void)detail::install_fast_unwinder();
         // prof.reset drops samples of earlier scopes, so the dump holds only this
         // one's. It keeps the rate: a new rate reaches each thread only at its
         // next sample event, so switching rates would miss allocations.
