@@ -2,7 +2,7 @@
 // The `--heapgate_<name>` flags parser (heapgate/flags.h) with a table of the
 // kinds the GoogleTest plugin and the benchmark runtime declare (mode, text,
 // switch, count, size, enum). The input is the command line, one argument
-// per line. Properties: no crash; on success exactly the arguments that are
+// per line (or NUL). Properties: no crash; on success exactly the arguments that are
 // not heapgate flags are left, in order, and argv stays null-terminated.
 #include <string>
 #include <vector>
@@ -64,8 +64,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::vector<FlagSpec> table = specs();
   const std::string_view text = heapgate::fuzz::text_of(data, size);
   std::vector<std::string> args = {"fuzz_binary"};
+  // A C string ends at NUL: it separates arguments too.
   for (std::size_t start = 0; start <= text.size();) {
-    std::size_t end = text.find('\n', start);
+    std::size_t end = text.find_first_of(std::string_view("\n\0", 2), start);
     if (end == std::string_view::npos) end = text.size();
     args.emplace_back(text.substr(start, end - start));
     start = end + 1;

@@ -4,7 +4,8 @@
 // and limits of connections.cpp, cpp-httplib's parser, the memory-profiler
 // routes). Without jemalloc the profiling endpoints answer Mesos' errors, so
 // a run is deterministic. Properties: no crash; every answer that comes back
-// is a whole HTTP/1.1 response (status line, head, Content-Length body).
+// is a whole HTTP/1.1 response (status line, head, Content-Length body; an
+// answer to HEAD announces a length and sends no body).
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -35,8 +36,11 @@ void check_responses(std::string_view out) {
       }
     }
     HEAPGATE_FUZZ_CHECK(has_length);
-    HEAPGATE_FUZZ_CHECK(out.size() >= blank + 4 + length);
-    out.remove_prefix(blank + 4 + length);
+    out.remove_prefix(blank + 4);
+    // No body: the answer to a HEAD, followed by the next answer or nothing.
+    if (length > 0 && (out.empty() || out.substr(0, 9) == "HTTP/1.1 ")) continue;
+    HEAPGATE_FUZZ_CHECK(out.size() >= length);
+    out.remove_prefix(length);
   }
 }
 
