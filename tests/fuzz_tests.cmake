@@ -9,6 +9,16 @@
 #
 # HEAPGATE_FUZZ defaults to ON when clang++ can link -fsanitize=fuzzer; the
 # probe compiles one tiny target at configure time, once (cached).
+# The HTTP target's way in, detail::InMemoryServer, answers as the real
+# server does on loopback (built with this build's compiler, label `http`).
+if(TARGET heapgate::http)
+  heapgate_add_test(http_in_memory_test
+    SOURCES integration/http_in_memory_test.cpp
+    LIBRARIES heapgate::http
+    LABELS http fuzz)
+  target_include_directories(http_in_memory_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/http/src)
+endif()
+
 find_program(HEAPGATE_FUZZ_CXX NAMES clang++ clang++-14)
 find_program(HEAPGATE_FUZZ_CC NAMES clang clang-14)
 mark_as_advanced(HEAPGATE_FUZZ_CXX HEAPGATE_FUZZ_CC)
@@ -50,6 +60,7 @@ endif()
 
 include(${PROJECT_SOURCE_DIR}/tests/fuzz/targets.cmake)
 set(_fuzz_build ${CMAKE_BINARY_DIR}/fuzz)
+message(STATUS "heapgate: fuzz targets: ctest -L fuzz builds them with ${HEAPGATE_FUZZ_CXX} in ${_fuzz_build}")
 set(_fuzz_env
   HEAPGATE_FUZZ_BUILD_DIR=${_fuzz_build}
   HEAPGATE_FUZZ_CORPUS=${_fuzz_build}/ctest-corpus
