@@ -98,6 +98,7 @@ TEST(HttpInMemory, AnswersByteForByteAsTheServerOnLoopback) {
       "POST /memory-profiler/start HTTP/1.1\r\nContent-Length: 999999\r\n\r\n",
       "POST /memory-profiler/start HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
       "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n",
+      "GET /memory-profiler/state HTTP/1.1\r\nX-A: 1\nExpect: 100-continue\r\n\r\n",
   };
   for (const std::string& request : requests) {
     const std::string expected = (*in_memory)->answer(request);
@@ -107,6 +108,22 @@ TEST(HttpInMemory, AnswersByteForByteAsTheServerOnLoopback) {
   }
   // The pipelined pair got two answers.
   EXPECT_EQ(count_answers((*in_memory)->answer(requests[7])), 2u);
+}
+
+// Found by tests/fuzz/http_request_fuzz.cpp: a bare LF inside the head hid
+// the header after it from the framing but not from cpp-httplib, which
+// answered "100 Continue" to an Expect the framing had not seen (and would
+// obey a hidden Content-Length the same way). Such a head is refused.
+TEST(HttpInMemory, RefusesAHeadWithABareLineFeed) {
+  auto in_memory = detail::InMemoryServer::create(HttpOptions{});
+  ASSERT_TRUE(in_memory) << in_memory.error().message();
+  for (const char* request : {"GET /memory-profiler/state HTTP/1.1\r\nX-A: 1\nExpect: 100-continue\r\n\r\n",
+                              "POST /memory-profiler/start HTTP/1.1\r\nX-A: 1\nContent-Length: 4\r\n\r\nbody"}) {
+    const std::string answer = (*in_memory)->answer(request);
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0), 0u) << answer;
+    EXPECT_NE(answer.find("end every line of the head with CRLF"), std::string::npos) << answer;
+    EXPECT_EQ(answer.find("100 Continue"), std::string::npos) << answer;
+  }
 }
 
 TEST(HttpInMemory, StopsAfterTheConnectionsRequestLimitAndAtACutShortRequest) {

@@ -199,6 +199,13 @@ Framing frame(std::string_view in, const ConnectionLimits& limits) {
     std::string_view header = in.substr(pos, end - pos);
     pos = end + 2;
     if (header.size() + 2 > kHttplibHeaderLine) return reject(431, too_large);
+    // cpp-httplib ends a header line at a bare LF too; the framing would read
+    // the next header as part of this one's value and miss an Expect or a
+    // Content-Length that cpp-httplib then obeys (found by
+    // tests/fuzz/http_request_fuzz.cpp).
+    if (header.find('\n') != std::string_view::npos) {
+      return reject(400, "Bad header line: a line ends in LF without CR; end every line of the head with CRLF.\n");
+    }
     const std::size_t colon = header.find(':');
     if (colon == std::string_view::npos) continue;  // cpp-httplib skips it too
     const std::string_view name = header.substr(0, colon);
