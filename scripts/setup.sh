@@ -21,6 +21,7 @@ packages=(
   libxml2-utils                  # xmllint: JUnit XSD validation in tests
   curl wget                      # the Mesos page's script, run against the example service
   chromium                       # headless browser: the HTML report test loads the page
+  clang libclang-rt-14-dev       # the libFuzzer targets (tests/fuzz, ctest -L fuzz); the runtime holds libFuzzer
 )
 
 need_install=()

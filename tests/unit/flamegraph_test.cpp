@@ -177,6 +177,20 @@ TEST(Folded, WriteRoundsSanitizesAndParsesBack) {
   EXPECT_EQ(write_folded({}), "");
 }
 
+// Found by tests/fuzz/folded_fuzz.cpp: a leaf that ends in a line break (or
+// is one) was written as blanks that merge into the separator before the
+// value, so the line parsed to another stack, or did not parse at all.
+TEST(Folded, WriteKeepsEveryLineParseableWhateverTheFramesEndIn) {
+  const std::vector<FoldedStack> stacks = {stack({"main", "setup\r\r"}, 1), stack({"main", "\r\n"}, 2),
+                                           stack({"", "leaf \t"}, 3), stack({"mid\n", "x"}, 4)};
+  const std::string text = write_folded(stacks);
+  EXPECT_EQ(text, "main;setup 1\nmain;? 2\n?;leaf 3\nmid ;x 4\n");
+  auto parsed = parse_folded(text, "written.folded");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->size(), stacks.size());
+  EXPECT_EQ(write_folded(*parsed), text);
+}
+
 // --- render_flamegraph_svg ----------------------------------------------------
 
 TEST(FlamegraphSvg, IsValidSvgWithATooltipPerFrame) {

@@ -41,13 +41,21 @@ std::string quoted(std::string_view s) {
 }
 
 // flamegraph.pl splits frames at ';' and records at line breaks: a frame name
-// keeps its meaning with ':' and a space in their place.
-void append_frame(std::string& out, std::string_view frame) {
+// keeps its meaning with ':' and a space in their place. The leaf's trailing
+// blanks would join the blanks before the value, where every reader (this
+// one too) drops them, so they are dropped here; a frame left empty, which no
+// reader accepts, is written "?".
+void append_frame(std::string& out, std::string_view frame, bool leaf) {
+  const std::size_t start = out.size();
   for (char c : frame) {
     if (c == ';') c = ':';
     if (c == '\n' || c == '\r') c = ' ';
     out += c;
   }
+  if (leaf) {
+    while (out.size() > start && is_blank(out.back())) out.pop_back();
+  }
+  if (out.size() == start) out += '?';
 }
 
 }  // namespace
@@ -147,7 +155,7 @@ std::string write_folded(const std::vector<FoldedStack>& stacks) {
     if (value == 0 || s.frames.empty()) continue;
     for (std::size_t i = 0; i < s.frames.size(); ++i) {
       if (i > 0) out += ';';
-      append_frame(out, s.frames[i]);
+      append_frame(out, s.frames[i], i + 1 == s.frames.size());
     }
     out += ' ';
     out += std::to_string(value);

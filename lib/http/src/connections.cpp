@@ -123,7 +123,9 @@ void send_best_effort(int fd, const std::string& data) {
 
 // What the bytes received so far hold.
 struct Framing {
-  enum class State { incomplete, head_complete, rejected };
+  // whole: head_complete, with the body arrived too and the head rewritten
+  // for cpp-httplib (take_request).
+  enum class State { incomplete, head_complete, whole, rejected };
   State state = State::incomplete;
   int status = 0;
   std::string message;
@@ -197,6 +199,13 @@ Framing frame(std::string_view in, const ConnectionLimits& limits) {
     std::string_view header = in.substr(pos, end - pos);
     pos = end + 2;
     if (header.size() + 2 > kHttplibHeaderLine) return reject(431, too_large);
+    // cpp-httplib ends a header line at a bare LF too; the framing would read
+    // the next header as part of this one's value and miss an Expect or a
+    // Content-Length that cpp-httplib then obeys (found by
+    // tests/fuzz/http_request_fuzz.cpp).
+    if (header.find('\n') != std::string_view::npos) {
+      return reject(400, "Bad header line: a line ends in LF without CR; end every line of the head with CRLF.\n");
+    }
     const std::size_t colon = header.find(':');
     if (colon == std::string_view::npos) continue;  // cpp-httplib skips it too
     const std::string_view name = header.substr(0, colon);
@@ -259,6 +268,21 @@ std::string normalized_head(std::string_view in, const Framing& f) {
   if (!f.has_content_length) head += "Content-Length: 0\r\n";
   head += "\r\n";
   return head;
+}
+
+// What the socket path (Connections::evaluate) and answer_request_bytes do
+// with the bytes a connection sent: frames them and, once the next request is
+// whole, rewrites its head in place as cpp-httplib is to read it.
+Framing take_request(std::string& in, const ConnectionLimits& limits) {
+  Framing f = frame(in, limits);
+  if (f.state != Framing::State::head_complete || in.size() < f.head_length + f.body_length) return f;
+  if (!f.has_content_length || f.expects_continue) {
+    std::string head = normalized_head(in, f);
+    in.replace(0, f.head_length, head);
+    f.head_length = head.size();
+  }
+  f.state = Framing::State::whole;
+  return f;
 }
 
 std::string address_text(const sockaddr_storage& address, int& port) {
@@ -339,7 +363,76 @@ class RequestStream final : public httplib::Stream {
   std::size_t offset_ = 0;
 };
 
+// One request, whole in memory, whose answer is appended to a string.
+class MemoryStream final : public httplib::Stream {
+ public:
+  MemoryStream(const std::string& in, std::size_t request_end, std::string& out)
+      : in_(in), end_(request_end), out_(out) {}
+
+  bool is_readable() const override { return offset_ < end_; }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, std::size_t size) override {
+    const std::size_t n = std::min(size, end_ - offset_);
+    std::memcpy(ptr, in_.data() + offset_, n);
+    offset_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, std::size_t size) override {
+    out_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 0;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip = "127.0.0.1";
+    port = 0;
+  }
+  socket_t socket() const override { return INVALID_SOCKET; }
+
+ private:
+  const std::string& in_;
+  const std::size_t end_;
+  std::string& out_;
+  std::size_t offset_ = 0;
+};
+
 }  // namespace
+
+std::string answer_request_bytes(std::string_view bytes, const ConnectionLimits& limits, const ServeRequest& serve) {
+  // A connection holds at most this much unanswered (on_readable).
+  const std::size_t capacity = limits.max_head + limits.max_body;
+  std::string in;
+  std::string out;
+  std::size_t served = 0;
+  for (;;) {
+    const std::size_t take = std::min(bytes.size(), capacity - std::min(capacity, in.size()));
+    in.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+    Framing f = take_request(in, limits);
+    if (f.state == Framing::State::rejected) {
+      out += error_response(f.status, f.message);
+      return out;
+    }
+    if (f.state != Framing::State::whole) {
+      // The buffer is full and still holds no whole request (evaluate's 431),
+      // or the client sent no more: a request cut short gets no answer.
+      if (!bytes.empty()) {
+        out += error_response(431, "Request too large: send at most " + std::to_string(limits.max_head) +
+                                       " bytes of head and " + std::to_string(limits.max_body) + " of body.\n");
+      }
+      return out;
+    }
+    const std::size_t request_end = f.head_length + f.body_length;
+    const bool last = ++served >= limits.max_requests_per_connection;
+    MemoryStream stream(in, request_end, out);
+    bool closed = false;
+    const bool answered = serve(stream, last, closed);
+    if (!answered || closed || last) return out;
+    in.erase(0, request_end);
+  }
+}
 
 Result<std::unique_ptr<Connections>> Connections::start(ConnectionLimits limits, ServeRequest serve) {
   int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
@@ -540,13 +633,12 @@ void Connections::on_readable(int fd) {
 void Connections::evaluate(int fd) {
   auto it = owned_.find(fd);
   Connection& c = *it->second;
-  Framing f = frame(c.in, limits_);
+  Framing f = take_request(c.in, limits_);
   if (f.state == Framing::State::rejected) {
     answer_error(c, f.status, f.message);
     return;
   }
-  const bool whole = f.state == Framing::State::head_complete && c.in.size() >= f.head_length + f.body_length;
-  if (!whole) {
+  if (f.state != Framing::State::whole) {
     if (c.peer_closed) {
       forget(fd);  // the rest will never come
     } else if (f.state == Framing::State::head_complete && f.expects_continue && !c.sent_continue) {
@@ -558,11 +650,6 @@ void Connections::evaluate(int fd) {
                                " bytes of head and " + std::to_string(limits_.max_body) + " of body.\n");
     }
     return;
-  }
-  if (!f.has_content_length || f.expects_continue) {
-    std::string head = normalized_head(c.in, f);
-    c.in.replace(0, f.head_length, head);
-    f.head_length = head.size();
   }
   Job job;
   job.request_end = f.head_length + f.body_length;

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,15 @@ struct ConnectionLimits {
 /// Answers one request that `stream` holds whole (cpp-httplib's
 /// Server::process_request). Returns false when the connection must close.
 using ServeRequest = std::function<bool(httplib::Stream& stream, bool close_connection, bool& connection_closed)>;
+
+/// Answers `bytes` as the server answers one connection that sent them
+/// (pipelined requests included) and kept its side open: the same framing and
+/// limits (a refused request gets the error answer that closes the
+/// connection), each whole request handed to `serve` in order, up to
+/// `limits.max_requests_per_connection`. Returns every byte written back; a
+/// request cut short gets no answer. No sockets, no threads, no timeouts: how
+/// the HTTP fuzz target feeds requests in process (docs/fuzzing.md).
+std::string answer_request_bytes(std::string_view bytes, const ConnectionLimits& limits, const ServeRequest& serve);
 
 class Connections {
  public:

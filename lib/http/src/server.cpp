@@ -17,6 +17,7 @@
 #include <httplib.h>
 
 #include "connections.h"
+#include "in_memory_server.h"
 #include "heapgate/memory_profiler_protocol.h"
 #include "memory_profiler.h"
 
@@ -147,88 +148,12 @@ std::string default_error_body(int status) {
 
 bool positive(std::chrono::milliseconds d) { return d.count() > 0; }
 
-}  // namespace
-
-struct HttpServer::Impl {
-  HttpOptions options;
-  std::unique_ptr<MemoryProfiler> profiler;
-  std::map<std::string, Route, std::less<>> routes;
-  FrontServer server;
-  std::unique_ptr<detail::Connections> connections;
-  std::thread listener;
-  int port = 0;
-  std::atomic<bool> stopped{false};
-};
-
-Result<HttpOptions> http_options_from_environment() {
-  HttpOptions options;
-  const char* address = std::getenv("HEAPGATE_HTTP");
-  if (address != nullptr && *address != '\0') {
-    std::string text = address;
-    auto colon = text.rfind(':');
-    std::string port_text = colon == std::string::npos ? text : text.substr(colon + 1);
-    if (colon != std::string::npos) {
-      options.host = text.substr(0, colon);
-      // [::1]:5050
-      if (options.host.size() >= 2 && options.host.front() == '[' && options.host.back() == ']') {
-        options.host = options.host.substr(1, options.host.size() - 2);
-      }
-      if (options.host.empty()) {
-        return fail(make_error(ErrorCode::invalid_argument, "HEAPGATE_HTTP", "empty host in \"" + text + "\"",
-                               "write HOST:PORT or PORT, e.g. 127.0.0.1:5050"));
-      }
-    }
-    auto port = parse_port(port_text, "HEAPGATE_HTTP");
-    if (!port) return fail(port.error());
-    options.port = *port;
-  }
-  const char* token = std::getenv("HEAPGATE_HTTP_TOKEN");
-  if (token != nullptr && *token != '\0') options.bearer_token = token;
-  return options;
-}
-
-Result<std::unique_ptr<HttpServer>> HttpServer::from_environment() {
-  const char* enabled = std::getenv("HEAPGATE_MEMORY_PROFILING");
-  if (enabled == nullptr || std::strcmp(enabled, "true") != 0) return std::unique_ptr<HttpServer>();
-  auto options = http_options_from_environment();
-  if (!options) return fail(options.error());
-  return start(*options);
-}
-
-Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options) {
-  if (options.port < 0 || options.port > 65535) {
-    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::port",
-                           "port " + std::to_string(options.port) + " is not in 0..65535"));
-  }
-  if (options.minimum_duration.count() <= 0 || options.minimum_duration > options.maximum_duration ||
-      options.default_duration < options.minimum_duration || options.default_duration > options.maximum_duration) {
-    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions",
-                           "need 0 < minimum_duration <= default_duration <= maximum_duration"));
-  }
-  const std::pair<const char*, std::chrono::milliseconds> timeouts[] = {
-      {"HttpOptions::request_timeout", options.request_timeout},
-      {"HttpOptions::idle_timeout", options.idle_timeout},
-      {"HttpOptions::write_timeout", options.write_timeout}};
-  for (const auto& [name, value] : timeouts) {
-    if (!positive(value)) {
-      return fail(make_error(ErrorCode::invalid_argument, name, "must be positive", "e.g. std::chrono::seconds(5)"));
-    }
-  }
-  if (options.worker_threads == 0) {
-    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::worker_threads", "must be at least 1",
-                           "leave the default, 8"));
-  }
-  if (options.max_connections == 0) {
-    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::max_connections", "must be at least 1",
-                           "leave the default, 256"));
-  }
-  auto impl = std::make_unique<Impl>();
-  impl->options = options;
-  impl->profiler = std::make_unique<MemoryProfiler>(options);
-  MemoryProfiler& profiler = *impl->profiler;
-  FrontServer& server = impl->server;
-  auto& routes = impl->routes;
-
+// What every request meets, with or without a socket (HttpServer::start,
+// detail::InMemoryServer): authentication, the routes and their handlers,
+// the error bodies and cpp-httplib's own bounds. `routes` and `profiler`
+// must outlive `server`.
+void configure_server(FrontServer& server, MemoryProfiler& profiler, std::map<std::string, Route, std::less<>>& routes,
+                      const HttpOptions& options) {
   // Before any handler: authentication, then 404 for an unknown path and 405
   // for a method the route does not take, each with a one-line body.
   server.set_pre_routing_handler([token = options.bearer_token, &routes](const httplib::Request& req,
@@ -305,6 +230,15 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
         [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
   route("/heapgate/diff", reads, [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
 
+  // Only what the Keep-Alive header advertises: Connections enforces both.
+  server.set_keep_alive_max_count(HttpServer::kMaxRequestsPerConnection);
+  server.set_keep_alive_timeout(
+      std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options.idle_timeout).count()));
+  // cpp-httplib checks it too (a form body above its own 8 KiB gets 413).
+  server.set_payload_max_length(HttpServer::kMaxBodyBytes);
+}
+
+detail::ConnectionLimits connection_limits(const HttpOptions& options) {
   detail::ConnectionLimits limits;
   limits.max_request_line = HttpServer::kMaxRequestLineBytes;
   limits.max_head = HttpServer::kMaxHeadBytes;
@@ -315,6 +249,99 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
   limits.idle_timeout = options.idle_timeout;
   limits.request_timeout = options.request_timeout;
   limits.write_timeout = options.write_timeout;
+  return limits;
+}
+
+// What HttpServer::start and detail::InMemoryServer::create refuse.
+Result<void> check_options(const HttpOptions& options) {
+  if (options.port < 0 || options.port > 65535) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::port",
+                           "port " + std::to_string(options.port) + " is not in 0..65535"));
+  }
+  if (options.minimum_duration.count() <= 0 || options.minimum_duration > options.maximum_duration ||
+      options.default_duration < options.minimum_duration || options.default_duration > options.maximum_duration) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions",
+                           "need 0 < minimum_duration <= default_duration <= maximum_duration"));
+  }
+  const std::pair<const char*, std::chrono::milliseconds> timeouts[] = {
+      {"HttpOptions::request_timeout", options.request_timeout},
+      {"HttpOptions::idle_timeout", options.idle_timeout},
+      {"HttpOptions::write_timeout", options.write_timeout}};
+  for (const auto& [name, value] : timeouts) {
+    if (!positive(value)) {
+      return fail(make_error(ErrorCode::invalid_argument, name, "must be positive", "e.g. std::chrono::seconds(5)"));
+    }
+  }
+  if (options.worker_threads == 0) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::worker_threads", "must be at least 1",
+                           "leave the default, 8"));
+  }
+  if (options.max_connections == 0) {
+    return fail(make_error(ErrorCode::invalid_argument, "HttpOptions::max_connections", "must be at least 1",
+                           "leave the default, 256"));
+  }
+  return {};
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+  HttpOptions options;
+  std::unique_ptr<MemoryProfiler> profiler;
+  std::map<std::string, Route, std::less<>> routes;
+  FrontServer server;
+  std::unique_ptr<detail::Connections> connections;
+  std::thread listener;
+  int port = 0;
+  std::atomic<bool> stopped{false};
+};
+
+Result<HttpOptions> http_options_from_environment() {
+  HttpOptions options;
+  const char* address = std::getenv("HEAPGATE_HTTP");
+  if (address != nullptr && *address != '\0') {
+    std::string text = address;
+    auto colon = text.rfind(':');
+    std::string port_text = colon == std::string::npos ? text : text.substr(colon + 1);
+    if (colon != std::string::npos) {
+      options.host = text.substr(0, colon);
+      // [::1]:5050
+      if (options.host.size() >= 2 && options.host.front() == '[' && options.host.back() == ']') {
+        options.host = options.host.substr(1, options.host.size() - 2);
+      }
+      if (options.host.empty()) {
+        return fail(make_error(ErrorCode::invalid_argument, "HEAPGATE_HTTP", "empty host in \"" + text + "\"",
+                               "write HOST:PORT or PORT, e.g. 127.0.0.1:5050"));
+      }
+    }
+    auto port = parse_port(port_text, "HEAPGATE_HTTP");
+    if (!port) return fail(port.error());
+    options.port = *port;
+  }
+  const char* token = std::getenv("HEAPGATE_HTTP_TOKEN");
+  if (token != nullptr && *token != '\0') options.bearer_token = token;
+  return options;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::from_environment() {
+  const char* enabled = std::getenv("HEAPGATE_MEMORY_PROFILING");
+  if (enabled == nullptr || std::strcmp(enabled, "true") != 0) return std::unique_ptr<HttpServer>();
+  auto options = http_options_from_environment();
+  if (!options) return fail(options.error());
+  return start(*options);
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options) {
+  if (auto valid = check_options(options); !valid) return fail(valid.error());
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->profiler = std::make_unique<MemoryProfiler>(options);
+  MemoryProfiler& profiler = *impl->profiler;
+  FrontServer& server = impl->server;
+  auto& routes = impl->routes;
+
+  configure_server(server, profiler, routes, options);
+  const detail::ConnectionLimits limits = connection_limits(options);
   auto connections = detail::Connections::start(limits, [&server](httplib::Stream& stream, bool close_connection,
                                                                    bool& connection_closed) {
     return server.serve(stream, close_connection, connection_closed);
@@ -322,13 +349,6 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
   if (!connections) return fail(connections.error());
   impl->connections = std::move(*connections);
   server.attach(impl->connections.get());
-  // Only what the Keep-Alive header advertises: Connections enforces both.
-  server.set_keep_alive_max_count(HttpServer::kMaxRequestsPerConnection);
-  server.set_keep_alive_timeout(
-      std::max<time_t>(1, std::chrono::duration_cast<std::chrono::seconds>(options.idle_timeout).count()));
-  // cpp-httplib checks it too (a form body above its own 8 KiB gets 413).
-  server.set_payload_max_length(HttpServer::kMaxBodyBytes);
-
   // httplib's default sets SO_REUSEPORT, under which a second process (or a
   // second server here) binds the same port and silently takes half of the
   // requests. SO_REUSEADDR alone still allows a restart over TIME_WAIT.
@@ -377,3 +397,35 @@ void HttpServer::stop() {
 }
 
 }  // namespace heapgate
+
+namespace heapgate::detail {
+
+struct InMemoryServer::State {
+  std::unique_ptr<MemoryProfiler> profiler;
+  std::map<std::string, Route, std::less<>> routes;
+  FrontServer server;
+  ConnectionLimits limits;
+};
+
+Result<std::unique_ptr<InMemoryServer>> InMemoryServer::create(const HttpOptions& options) {
+  if (auto valid = check_options(options); !valid) return fail(valid.error());
+  auto state = std::make_unique<State>();
+  state->profiler = std::make_unique<MemoryProfiler>(options);
+  configure_server(state->server, *state->profiler, state->routes, options);
+  state->limits = connection_limits(options);
+  return std::unique_ptr<InMemoryServer>(new InMemoryServer(std::move(state)));
+}
+
+InMemoryServer::InMemoryServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+
+InMemoryServer::~InMemoryServer() = default;
+
+std::string InMemoryServer::answer(std::string_view request_bytes) {
+  FrontServer& server = state_->server;
+  return answer_request_bytes(request_bytes, state_->limits,
+                              [&server](httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+                                return server.serve(stream, close_connection, connection_closed);
+                              });
+}
+
+}  // namespace heapgate::detail

@@ -42,8 +42,10 @@ Result<std::vector<FoldedStack>> parse_folded(std::string_view text, std::string
 
 /// Writes folded text, one line per stack in the given order: VALUE rounded
 /// to an integer (what flamegraph.pl expects), lines whose value rounds to 0
-/// left out. In frame names ';' becomes ':' and line breaks become spaces, so
-/// every line parses back. Pure.
+/// left out. In frame names ';' becomes ':' and line breaks become spaces,
+/// the leaf's trailing spaces and tabs are dropped (a reader takes them for
+/// the separator before VALUE) and a frame left empty is written "?", so
+/// every line parses back, and writing what was parsed gives the same text. Pure.
 std::string write_folded(const std::vector<FoldedStack>& stacks);
 
 /// The stacks of one profile: `metric` of each stack's scaled counts (not
