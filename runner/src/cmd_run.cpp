@@ -379,6 +379,11 @@ void collect_profiles(const std::string& report_dir, Report& report) {
 
 int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) {
   if (options.jobs < 1) return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
+  // A timeout of 0 s or less would kill every shard before its first test.
+  if (options.timeout_seconds < 1) {
+    return bad("--timeout", std::to_string(options.timeout_seconds) + " is not a number of seconds",
+               "use --timeout 1 or more (the default is 3600)");
+  }
   std::vector<std::string> binaries;
   std::vector<std::string> args;
   if (!options.ctest_dir.empty()) {
@@ -390,7 +395,10 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
     binaries = *found;
   } else {
     if (options.command.empty()) {
-      return bad("heapgate run", "no test binary", "heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...]");
+      // The usage style of the command line's own errors ("heapgate run: ..."), not "heapgate: heapgate run: ...".
+      std::fprintf(stderr, "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], "
+                           "or --ctest-dir DIR\n");
+      return kExitBadInput;
     }
     binaries.push_back(options.command.front());
     args.assign(options.command.begin() + 1, options.command.end());
