@@ -350,7 +350,9 @@ TEST_F(BadInputs, BI22_ReportBadAction) {
 TEST_F(BadInputs, BI23_ReportTwoFilesWithoutMerge) {
   write(dir_ + "/a.json", report_json());
   write(dir_ + "/b.json", report_json());
-  expect_refused(heapgate_cli({"report", "junit", dir_ + "/a.json", dir_ + "/b.json"}), 2, "heapgate: ...");
+  expect_refused(heapgate_cli({"report", "junit", dir_ + "/a.json", dir_ + "/b.json"}), 2,
+                 "heapgate report junit: expected one report, got 2; fix: merge shard reports first: heapgate report "
+                 "merge -o all.json A.json B.json");
 }
 
 TEST_F(BadInputs, BI24_ReportMissingFile) {
@@ -455,13 +457,22 @@ TEST_F(BadInputs, BI38_BaselineWrongSchema) {
 
 TEST_F(BadInputs, BI39_BaselineWrongType) {
   write(dir_ + "/reports/t.json", report_json());
+  write(dir_ + "/b/t.json", R"({"binary": "t", "schema": "heapgate.baseline/1", "tests": []})");
+  expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
+                 "heapgate: " + dir_ + "/b/t.json: /tests...");
+}
+
+TEST_F(BadInputs, BI40_BaselineUnknownKey) {
+  write(dir_ + "/reports/t.json", report_json());
   write(dir_ + "/b/t.json",
         R"({"binary": "t", "schema": "heapgate.baseline/1", "tests": {}, "tolerance": {"allocations": "5%"}})");
   expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/b/t.json...");
+                 "heapgate: " + dir_ +
+                     "/b/t.json: /tolerance: unknown key \"tolerance\"; expected one of binary, fingerprint, schema, "
+                     "tests; fix: remove it or correct its spelling (a newer heapgate may have written it: upgrade)");
 }
 
-TEST_F(BadInputs, BI40_JournalTruncatedLastLine) {
+TEST_F(BadInputs, BI41_JournalTruncatedLastLine) {
   const std::string journal = journal_with_binary("t");
   write(dir_ + "/t.partial.jsonl", journal.substr(0, journal.size() - 10));
   // A crash cuts the last line: that record is dropped, the rest is read, exit 0.
@@ -471,7 +482,7 @@ TEST_F(BadInputs, BI40_JournalTruncatedLastLine) {
   EXPECT_EQ(r.stdout_text.find("Cache.Hit"), std::string::npos) << r.stdout_text;
 }
 
-TEST_F(BadInputs, BI41_JournalHeaderCut) {
+TEST_F(BadInputs, BI42_JournalHeaderCut) {
   const std::string journal = journal_with_binary("t");
   write(dir_ + "/t.partial.jsonl", journal.substr(0, journal.find('\n') / 2));
   expect_refused(heapgate_cli({"report", "junit", dir_ + "/t.json"}), 2,
@@ -479,25 +490,25 @@ TEST_F(BadInputs, BI41_JournalHeaderCut) {
                  "ended before its first test finished; re-run the tests");
 }
 
-TEST_F(BadInputs, BI42_JournalBinaryEscape) {
+TEST_F(BadInputs, BI43_JournalBinaryEscape) {
   write(dir_ + "/t.partial.jsonl", journal_with_binary("../escape/evil"));
   expect_refused(heapgate_cli({"report", "junit", dir_ + "/t.json"}), 2,
                  "heapgate: " + dir_ + "/t.partial.jsonl:1: /run/binary: expected the test binary's file name...");
 }
 
-TEST_F(BadInputs, BI43_BenchResultsNotJson) {
+TEST_F(BadInputs, BI44_BenchResultsNotJson) {
   write(dir_ + "/bench.json", "{\"context\": ");
   expect_refused(heapgate_cli({"bench", "compare", dir_ + "/bench.json", "--baselines", dir_ + "/b"}), 2,
                  "heapgate: " + dir_ + "/bench.json...");
 }
 
-TEST_F(BadInputs, BI44_BenchResultsWrongType) {
+TEST_F(BadInputs, BI45_BenchResultsWrongType) {
   write(dir_ + "/bench.json", R"({"context": {"executable": "b"}, "benchmarks": {}})");
   expect_refused(heapgate_cli({"bench", "compare", dir_ + "/bench.json", "--baselines", dir_ + "/b"}), 2,
                  "heapgate: " + dir_ + "/bench.json: /benchmarks...");
 }
 
-TEST_F(BadInputs, BI45_BenchExecutableWithoutName) {
+TEST_F(BadInputs, BI46_BenchExecutableWithoutName) {
   write(dir_ + "/bench.json", benchmark_json("dir/"));
   expect_refused(heapgate_cli({"bench", "compare", dir_ + "/bench.json", "--baselines", dir_ + "/b"}), 2,
                  "heapgate: " + dir_ +
@@ -508,7 +519,7 @@ TEST_F(BadInputs, BI45_BenchExecutableWithoutName) {
 
 // ---- Binary names that escape the baselines directory.
 
-TEST_F(BadInputs, BI46_AcceptBinaryEscape) {
+TEST_F(BadInputs, BI47_AcceptBinaryEscape) {
   write(dir_ + "/reports/t.json", report_json("../escape/evil"));
   expect_refused(heapgate_cli({"accept", "--report", dir_ + "/reports", "--baselines", dir_ + "/b/inner"}), 2,
                  "heapgate: " + dir_ +
@@ -518,14 +529,14 @@ TEST_F(BadInputs, BI46_AcceptBinaryEscape) {
   EXPECT_EQ(entries_of(dir_), (std::vector<std::string>{"reports", "reports/t.json"}));
 }
 
-TEST_F(BadInputs, BI47_CompareBinaryEscape) {
+TEST_F(BadInputs, BI48_CompareBinaryEscape) {
   write(dir_ + "/reports/t.json", report_json(".."));
   write(dir_ + "/b/t.json", baseline_json());
   expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
                  "heapgate: " + dir_ + "/reports/t.json: /run/binary: expected the test binary's file name, got \"..\"...");
 }
 
-TEST_F(BadInputs, BI48_ReportBinaryNotAFileName) {
+TEST_F(BadInputs, BI49_ReportBinaryNotAFileName) {
   for (const std::string& binary : {std::string("a/b"), std::string("."), std::string(""), std::string(201, 'x')}) {
     SCOPED_TRACE(binary);
     write(dir_ + "/r.json", report_json(binary));
@@ -536,20 +547,20 @@ TEST_F(BadInputs, BI48_ReportBinaryNotAFileName) {
 
 // ---- Heap profiles.
 
-TEST_F(BadInputs, BI49_ProfileGarbage) {
+TEST_F(BadInputs, BI50_ProfileGarbage) {
   write(dir_ + "/bad.heap", "garbage\n");
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", dir_ + "/bad.heap", dir_ + "/x.heap"}), 2, "heapgate: " + dir_ + "/bad.heap:1...");
 }
 
-TEST_F(BadInputs, BI50_ProfileEmpty) {
+TEST_F(BadInputs, BI51_ProfileEmpty) {
   write(dir_ + "/empty.heap", "");
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", dir_ + "/x.heap", dir_ + "/empty.heap"}), 2,
                  "heapgate: " + dir_ + "/empty.heap...");
 }
 
-TEST_F(BadInputs, BI51_ProfileTruncated) {
+TEST_F(BadInputs, BI52_ProfileTruncated) {
   auto text = sys::read_file(testing::data_path("profiles/period1.heap"));
   ASSERT_TRUE(text);
   write(dir_ + "/cut.heap", text->substr(0, text->size() / 3));
@@ -557,7 +568,7 @@ TEST_F(BadInputs, BI51_ProfileTruncated) {
   expect_refused(heapgate_cli({"diff", dir_ + "/x.heap", dir_ + "/cut.heap"}), 2, "heapgate: " + dir_ + "/cut.heap...");
 }
 
-TEST_F(BadInputs, BI52_ProfileHuge) {
+TEST_F(BadInputs, BI53_ProfileHuge) {
   const std::string huge = dir_ + "/huge.heap";
   write(huge, "heap_v2/1\n");
   fs::resize_file(huge, sys::kProfileSizeLimit.bytes + 1);  // sparse: no disk used
@@ -568,14 +579,14 @@ TEST_F(BadInputs, BI52_ProfileHuge) {
                      "heap profile; fix: check that this is the file you meant");
 }
 
-TEST_F(BadInputs, BI53_ProfileIsADevice) {
+TEST_F(BadInputs, BI54_ProfileIsADevice) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "/dev/zero", dir_ + "/x.heap"}), 2,
                  "heapgate: /dev/zero: is a character device, not a regular file; fix: pass a regular file (save a "
                  "stream or a device's output to a file first)");
 }
 
-TEST_F(BadInputs, BI54_ProfileIsAFifo) {
+TEST_F(BadInputs, BI55_ProfileIsAFifo) {
   write(dir_ + "/x.heap", kTinyProfile);
   const std::string fifo = dir_ + "/fifo.heap";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
@@ -583,7 +594,7 @@ TEST_F(BadInputs, BI54_ProfileIsAFifo) {
                  "heapgate: " + fifo + ": is a FIFO (named pipe), not a regular file...");
 }
 
-TEST_F(BadInputs, BI55_ProfileMapsNameAFifo) {
+TEST_F(BadInputs, BI56_ProfileMapsNameAFifo) {
   const std::string fifo = dir_ + "/app";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   auto text = sys::read_file(testing::data_path("profiles/period1.heap"));
@@ -599,7 +610,7 @@ TEST_F(BadInputs, BI55_ProfileMapsNameAFifo) {
 
 // ---- Resources and files left behind.
 
-TEST_F(BadInputs, BI56_OutOfMemory) {
+TEST_F(BadInputs, BI57_OutOfMemory) {
   // Under the document limit (256 MiB), over what the address-space limit lets it allocate.
   const std::string report = dir_ + "/big.json";
   write(report, "{");
@@ -608,7 +619,7 @@ TEST_F(BadInputs, BI56_OutOfMemory) {
                  2, "heapgate report: out of memory; fix: check the size of the input files, or free memory");
 }
 
-TEST_F(BadInputs, BI57_StaleTemporaryFile) {
+TEST_F(BadInputs, BI58_StaleTemporaryFile) {
   write(dir_ + "/reports/t.json", report_json());
   const std::string stale = dir_ + "/b/t.json.tmp.q8ZkT2";
   write(stale, "half a baseline");
@@ -627,7 +638,7 @@ TEST_F(BadInputs, BI57_StaleTemporaryFile) {
   EXPECT_TRUE(fs::exists(dir_ + "/b/t.json"));
 }
 
-TEST_F(BadInputs, BI58_RerunTemporaryDirectories) {
+TEST_F(BadInputs, BI59_RerunTemporaryDirectories) {
   const std::string tmp = dir_ + "/tmp";
   fs::create_directories(tmp);
   const auto r = sample_suite({"--gtest_filter=Sample.Leaks:Sample.OverBudget", "--heapgate_mode=counters",
@@ -638,7 +649,7 @@ TEST_F(BadInputs, BI58_RerunTemporaryDirectories) {
   EXPECT_NE(r.stderr_text.find("heapgate: kept "), std::string::npos) << r.stderr_text;
 }
 
-TEST_F(BadInputs, BI59_ProfilesDirectoryUncreatable) {
+TEST_F(BadInputs, BI60_ProfilesDirectoryUncreatable) {
   write(dir_ + "/file", "a file where the directory should go");
   const auto r = sample_suite({"--gtest_filter=Sample.Leaks", "--heapgate_mode=counters",
                                "--heapgate_report=" + dir_ + "/report", "--heapgate_profiles=" + dir_ + "/file/p"});
@@ -652,91 +663,91 @@ TEST_F(BadInputs, BI59_ProfilesDirectoryUncreatable) {
 
 // ---- The GoogleTest plugin's flags and their environment twins.
 
-TEST_F(BadInputs, BI60_PluginUnknownFlag) {
+TEST_F(BadInputs, BI61_PluginUnknownFlag) {
   expect_refused_before_any_test(sample_suite({"--heapgate_mdoe=counters"}),
                                  "heapgate: --heapgate_mdoe=counters: unknown heapgate flag; fix: use one of "
                                  "--heapgate_mode...");
 }
 
-TEST_F(BadInputs, BI61_PluginBadMode) {
+TEST_F(BadInputs, BI62_PluginBadMode) {
   expect_refused_before_any_test(sample_suite({"--heapgate_mode=precise"}),
                                  "heapgate: --heapgate_mode: bad value \"precise\"; fix: expected one of off, "
                                  "counters, exact, sampled");
 }
 
-TEST_F(BadInputs, BI62_PluginBadBoolean) {
+TEST_F(BadInputs, BI63_PluginBadBoolean) {
   expect_refused_before_any_test(sample_suite({"--heapgate_strict=maybe"}),
                                  "heapgate: --heapgate_strict: bad value \"maybe\"; fix: expected true or false");
 }
 
-TEST_F(BadInputs, BI63_PluginBadCount) {
+TEST_F(BadInputs, BI64_PluginBadCount) {
   expect_refused_before_any_test(sample_suite({"--heapgate_top_stacks=ten"}),
                                  "heapgate: --heapgate_top_stacks: bad value \"ten\"; fix: expected a count from 0 "
                                  "to 999999999");
 }
 
-TEST_F(BadInputs, BI64_PluginCountOutOfRange) {
+TEST_F(BadInputs, BI65_PluginCountOutOfRange) {
   expect_refused_before_any_test(sample_suite({"--heapgate_leak_repetitions=0"}),
                                  "heapgate: --heapgate_leak_repetitions: bad value \"0\"; fix: expected a number of "
                                  "runs from 1 to 20");
 }
 
-TEST_F(BadInputs, BI65_PluginMissingValue) {
+TEST_F(BadInputs, BI66_PluginMissingValue) {
   expect_refused_before_any_test(sample_suite({"--heapgate_mode"}),
                                  "heapgate: --heapgate_mode: missing value; fix: write --heapgate_mode=VALUE");
 }
 
-TEST_F(BadInputs, BI66_PluginBadFingerprintCheck) {
+TEST_F(BadInputs, BI67_PluginBadFingerprintCheck) {
   expect_refused_before_any_test(sample_suite({"--heapgate_fingerprint=maybe"}),
                                  "heapgate: --heapgate_fingerprint: bad value \"maybe\"; fix: expected one of warn, "
                                  "strict, ignore");
 }
 
-TEST_F(BadInputs, BI67_PluginMissingSuppressions) {
+TEST_F(BadInputs, BI68_PluginMissingSuppressions) {
   expect_refused_before_any_test(sample_suite({"--heapgate_suppressions=" + dir_ + "/nope.txt"}),
                                  "heapgate: " + dir_ + "/nope.txt...");
 }
 
-TEST_F(BadInputs, BI68_PluginSuppressionsIsADevice) {
+TEST_F(BadInputs, BI69_PluginSuppressionsIsADevice) {
   expect_refused_before_any_test(sample_suite({"--heapgate_suppressions=/dev/zero"}),
                                  "heapgate: /dev/zero: cannot read the suppressions file: is a character device, not "
                                  "a regular file; fix: create the file (one leak:<pattern> per line) or correct the "
                                  "--heapgate_suppressions path");
 }
 
-TEST_F(BadInputs, BI69_PluginSuppressionsBadLine) {
+TEST_F(BadInputs, BI70_PluginSuppressionsBadLine) {
   write(dir_ + "/s.txt", "# ours\nleak:make_cache\nmake_other_cache\n");
   expect_refused_before_any_test(sample_suite({"--heapgate_suppressions=" + dir_ + "/s.txt"}),
                                  "heapgate: " + dir_ + "/s.txt:3: expected \"leak:<pattern>\", got "
                                  "\"make_other_cache\"...");
 }
 
-TEST_F(BadInputs, BI70_PluginBaselineNotJson) {
+TEST_F(BadInputs, BI71_PluginBaselineNotJson) {
   write(dir_ + "/b/sample_suite.json", "{\"binary\": ");
   expect_refused_before_any_test(sample_suite({"--heapgate_mode=counters", "--heapgate_baselines=" + dir_ + "/b"}),
                                  "heapgate: " + dir_ + "/b/sample_suite.json...");
 }
 
-TEST_F(BadInputs, BI71_EnvBadMode) {
+TEST_F(BadInputs, BI72_EnvBadMode) {
   expect_refused_before_any_test(sample_suite({}, {"HEAPGATE_MODE=precise"}),
                                  "heapgate: HEAPGATE_MODE: bad value \"precise\"; fix: expected one of off, counters, "
                                  "exact, sampled");
 }
 
-TEST_F(BadInputs, BI72_EnvCountOutOfRange) {
+TEST_F(BadInputs, BI73_EnvCountOutOfRange) {
   expect_refused_before_any_test(sample_suite({}, {"HEAPGATE_CONFIRM_RUNS=9"}),
                                  "heapgate: HEAPGATE_CONFIRM_RUNS: bad value \"9\"; fix: expected a number of runs "
                                  "from 0 to 5");
 }
 
-TEST_F(BadInputs, BI73_EnvBadBoolean) {
+TEST_F(BadInputs, BI74_EnvBadBoolean) {
   expect_refused_before_any_test(sample_suite({}, {"HEAPGATE_STRICT=sometimes"}),
                                  "heapgate: HEAPGATE_STRICT: bad value \"sometimes\"; fix: expected true or false");
 }
 
 // ---- HTTP (docs/mesos-protocol.md §7), a real server on loopback.
 
-TEST_F(BadInputs, BI74_HttpIncompleteRequest) {
+TEST_F(BadInputs, BI75_HttpIncompleteRequest) {
   HttpOptions options;
   options.request_timeout = milliseconds(1000);
   testing::TestServer t(options);
@@ -748,7 +759,7 @@ TEST_F(BadInputs, BI74_HttpIncompleteRequest) {
             "Request timeout: the request did not arrive whole within 1 s of its first byte; send it at once.\n");
 }
 
-TEST_F(BadInputs, BI75_HttpBodyTooLarge) {
+TEST_F(BadInputs, BI76_HttpBodyTooLarge) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
   auto answer = raw_exchange(t.server->port(),
@@ -760,7 +771,7 @@ TEST_F(BadInputs, BI75_HttpBodyTooLarge) {
             "their parameters in the query).\n");
 }
 
-TEST_F(BadInputs, BI76_HttpRequestLineTooLong) {
+TEST_F(BadInputs, BI77_HttpRequestLineTooLong) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
   auto res = t.get("/memory-profiler/state?pad=" + std::string(HttpServer::kMaxRequestLineBytes, 'a'));
@@ -769,7 +780,7 @@ TEST_F(BadInputs, BI76_HttpRequestLineTooLong) {
   EXPECT_EQ(res->body, "URI too long: the request line exceeds 8192 bytes; shorten the path and query.\n");
 }
 
-TEST_F(BadInputs, BI77_HttpHeadTooLarge) {
+TEST_F(BadInputs, BI78_HttpHeadTooLarge) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
   httplib::Headers many;
@@ -782,7 +793,7 @@ TEST_F(BadInputs, BI77_HttpHeadTooLarge) {
             "8192; send fewer or shorter headers.\n");
 }
 
-TEST_F(BadInputs, BI78_HttpUnknownPath) {
+TEST_F(BadInputs, BI79_HttpUnknownPath) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
   auto res = t.get("/memory-profiler/nope");
@@ -794,7 +805,7 @@ TEST_F(BadInputs, BI78_HttpUnknownPath) {
             "flamegraph,diff}.\n");
 }
 
-TEST_F(BadInputs, BI79_HttpMethodNotAllowed) {
+TEST_F(BadInputs, BI80_HttpMethodNotAllowed) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
   auto res = t.client->Put("/memory-profiler/state", "", "text/plain");
@@ -804,7 +815,7 @@ TEST_F(BadInputs, BI79_HttpMethodNotAllowed) {
   EXPECT_EQ(res->body, "Method PUT is not allowed on /memory-profiler/state: use GET, HEAD, POST.\n");
 }
 
-TEST_F(BadInputs, BI80_HttpBadRequestLine) {
+TEST_F(BadInputs, BI81_HttpBadRequestLine) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
   auto answer = raw_exchange(t.server->port(), "GET /memory-profiler/state HTTP/2.0\r\n\r\n");
@@ -813,7 +824,7 @@ TEST_F(BadInputs, BI80_HttpBadRequestLine) {
   EXPECT_EQ(answer->body, "Bad request line: send 'METHOD /path HTTP/1.1' ending in CRLF.\n");
 }
 
-TEST_F(BadInputs, BI81_HttpHeadNeverStarts) {
+TEST_F(BadInputs, BI82_HttpHeadNeverStarts) {
   HEAPGATE_REQUIRE_PROFILING();
   testing::TestServer t;
   ASSERT_TRUE(t.server);
@@ -826,7 +837,7 @@ TEST_F(BadInputs, BI81_HttpHeadNeverStarts) {
   EXPECT_TRUE(json::parse(state->body)["memory_profiler"]["current_run"]["id"].is_null()) << state->body;
 }
 
-TEST_F(BadInputs, BI82_HttpHeapProfileBadBoolean) {
+TEST_F(BadInputs, BI83_HttpHeapProfileBadBoolean) {
   HEAPGATE_REQUIRE_PROFILING();
   testing::TestServer t;
   ASSERT_TRUE(t.server);
@@ -836,7 +847,7 @@ TEST_F(BadInputs, BI82_HttpHeapProfileBadBoolean) {
   EXPECT_EQ(res->body, "Invalid parameter 'active': expected true or false, got 'maybe'\n");
 }
 
-TEST_F(BadInputs, BI83_HttpStartBadDuration) {
+TEST_F(BadInputs, BI84_HttpStartBadDuration) {
   HEAPGATE_REQUIRE_PROFILING();
   testing::TestServer t;
   ASSERT_TRUE(t.server);
@@ -846,7 +857,7 @@ TEST_F(BadInputs, BI83_HttpStartBadDuration) {
   EXPECT_EQ(res->body, "Could not parse parameter 'duration': Failed to convert '' to number.\n");
 }
 
-TEST_F(BadInputs, BI84_HttpTooManyConnections) {
+TEST_F(BadInputs, BI85_HttpTooManyConnections) {
   HttpOptions options;
   options.max_connections = 2;
   testing::TestServer t(options);
