@@ -5,9 +5,8 @@
 // keeps the two lists equal). Each runs what a user runs: the real `heapgate`
 // executable, the real plugin binary (sample_suite) or a real HTTP client on
 // loopback, and asserts the row's message and exit code or HTTP status.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -16,13 +15,12 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "heapgate/report.h"
 #include "heapgate/sys.h"
@@ -41,10 +39,9 @@ using std::chrono::milliseconds;
 // Environment a child must not inherit from ctest: this binary's allocator
 // settings and any heapgate setting of the developer's shell.
 const std::vector<std::string> kCleanEnvironment = {
-    "MALLOC_CONF",          "LD_PRELOAD",       "HEAPGATE_MODE",      "HEAPGATE_REPORT",
-    "HEAPGATE_BASELINES",   "HEAPGATE_PROFILES", "HEAPGATE_REEXECUTED", "HEAPGATE_SUPPRESSIONS",
-    "HEAPGATE_STRICT",      "HEAPGATE_FINGERPRINT", "HEAPGATE_CONFIRM_RUNS", "GTEST_TOTAL_SHARDS",
-    "GTEST_SHARD_INDEX"};
+    "MALLOC_CONF",           "LD_PRELOAD",          "HEAPGATE_MODE",         "HEAPGATE_REPORT", "HEAPGATE_BASELINES",
+    "HEAPGATE_PROFILES",     "HEAPGATE_REEXECUTED", "HEAPGATE_SUPPRESSIONS", "HEAPGATE_STRICT", "HEAPGATE_FINGERPRINT",
+    "HEAPGATE_CONFIRM_RUNS", "GTEST_TOTAL_SHARDS",  "GTEST_SHARD_INDEX"};
 
 sys::ProcessResult run(std::vector<std::string> argv, std::vector<std::string> env = {},
                        std::chrono::milliseconds timeout = std::chrono::minutes(2)) {
@@ -71,7 +68,12 @@ sys::ProcessResult sample_suite(std::vector<std::string> args, std::vector<std::
 // (a stable prefix when `line` ends in "..."), and nothing on stdout.
 void expect_refused(const sys::ProcessResult& r, int code, std::string line) {
   EXPECT_FALSE(r.timed_out);
-  if (std::getenv("CAPTURE")) std::cout << "CAPTURE " << ::testing::UnitTest::GetInstance()->current_test_info()->name() << " exit " << r.exit_code << "\n" << r.stderr_text << "ENDCAPTURE\n";
+  // BAD_INPUTS_CAPTURE=1 prints what the program said, to paste into a new row.
+  if (std::getenv("BAD_INPUTS_CAPTURE") != nullptr) {
+    std::cout << "CAPTURE " << ::testing::UnitTest::GetInstance()->current_test_info()->name() << " exit "
+              << r.exit_code << "\n"
+              << r.stderr_text << "ENDCAPTURE\n";
+  }
   EXPECT_EQ(r.exit_code, code) << r.stderr_text;
   const bool prefix = line.size() > 3 && line.compare(line.size() - 3, 3, "...") == 0;
   if (prefix) line.erase(line.size() - 3);
@@ -79,8 +81,7 @@ void expect_refused(const sys::ProcessResult& r, int code, std::string line) {
   ASSERT_NE(at, std::string::npos) << "stderr:\n" << r.stderr_text;
   EXPECT_TRUE(at == 0 || r.stderr_text[at - 1] == '\n') << r.stderr_text;
   if (!prefix) {
-    EXPECT_TRUE(at + line.size() == r.stderr_text.size() || r.stderr_text[at + line.size()] == '\n')
-        << r.stderr_text;
+    EXPECT_TRUE(at + line.size() == r.stderr_text.size() || r.stderr_text[at + line.size()] == '\n') << r.stderr_text;
   }
 }
 
@@ -159,8 +160,7 @@ struct RawAnswer {
 
 // A connection to the server on loopback with `request` sent (as much of it
 // as the server takes before it answers and closes); -1 if none.
-int connect_and_send(int port, const std::string& request,
-                     milliseconds receive_timeout = std::chrono::seconds(30)) {
+int connect_and_send(int port, const std::string& request, milliseconds receive_timeout = std::chrono::seconds(30)) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return -1;
   sockaddr_in address{};
@@ -276,7 +276,8 @@ TEST_F(BadInputs, BI09_BadEnumValue) {
 TEST_F(BadInputs, BI10_BadMetric) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "--metric", "live-bytes", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
-                 "heapgate diff: --metric: unknown metric \"live-bytes\"; expected one of live_objects...");
+                 "heapgate diff: --metric: unknown metric \"live-bytes\"; expected one of live_objects, live_bytes, "
+                 "accum_objects, accum_bytes; fix: see heapgate diff --help");
 }
 
 TEST_F(BadInputs, BI11_NegativeNumber) {
@@ -299,11 +300,13 @@ TEST_F(BadInputs, BI13_JeprofFormatWithoutBinary) {
 
 TEST_F(BadInputs, BI14_BadMode) {
   expect_refused(heapgate_cli({"run", "--mode", "precise", "--", "/bin/true"}), 2,
-                 "heapgate run: --mode: unknown mode \"precise\"; expected one of off, counters...");
+                 "heapgate run: --mode: unknown mode \"precise\"; expected one of off, counters, exact, sampled; f"
+                 "ix: see heapgate run --help");
 }
 
 TEST_F(BadInputs, BI15_BadJobs) {
-  expect_refused(heapgate_cli({"run", "-j", "0", "--", HEAPGATE_SAMPLE_SUITE}), 2, "heapgate: --jobs...");
+  expect_refused(heapgate_cli({"run", "-j", "0", "--", HEAPGATE_SAMPLE_SUITE}), 2,
+                 "heapgate: --jobs: 0 is not a number of processes; fix: use --jobs 1 or more");
 }
 
 TEST_F(BadInputs, BI16_BadTimeout) {
@@ -314,7 +317,8 @@ TEST_F(BadInputs, BI16_BadTimeout) {
 
 TEST_F(BadInputs, BI17_BadFingerprintCheck) {
   expect_refused(heapgate_cli({"run", "--fingerprint", "maybe", "--", HEAPGATE_SAMPLE_SUITE}), 2,
-                 "heapgate run: --fingerprint: ...");
+                 "heapgate run: --fingerprint: unknown fingerprint check \"maybe\"; expected one of warn, strict, "
+                 "ignore; fix: see heapgate run --help");
 }
 
 TEST_F(BadInputs, BI18_BadProgress) {
@@ -323,20 +327,23 @@ TEST_F(BadInputs, BI18_BadProgress) {
 }
 
 TEST_F(BadInputs, BI19_RunWithoutTestBinary) {
-  expect_refused(heapgate_cli({"run"}), 2, "heapgate run: ...");
+  expect_refused(heapgate_cli({"run"}), 2,
+                 "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], or --c"
+                 "test-dir DIR");
 }
 
 TEST_F(BadInputs, BI20_RunMissingTestBinary) {
   expect_refused(heapgate_cli({"run", "--report", dir_ + "/r", "--", dir_ + "/no_such_tests"}), 2,
-                 "heapgate: " + dir_ + "/no_such_tests...");
+                 "heapgate: " + dir_ + "/no_such_tests: no such test binary; fix: build it first, or fix the path");
 }
 
 TEST_F(BadInputs, BI21_RunMissingSuppressions) {
   expect_refused(heapgate_cli({"run", "--report", dir_ + "/r", "--baselines", dir_ + "/b", "--suppressions",
                                dir_ + "/nope.txt", "--", HEAPGATE_SAMPLE_SUITE}),
                  2,
-                 std::string("heapgate: ") + HEAPGATE_SAMPLE_SUITE + " stopped before its tests (exit 2): heapgate: " +
-                     dir_ + "/nope.txt: cannot read the suppressions file: cannot open for reading: No such file or "
+                 std::string("heapgate: ") + HEAPGATE_SAMPLE_SUITE +
+                     " stopped before its tests (exit 2): heapgate: " + dir_ +
+                     "/nope.txt: cannot read the suppressions file: cannot open for reading: No such file or "
                      "directory; fix: create the file (one leak:<pattern> per line) or correct the "
                      "--heapgate_suppressions path");
 }
@@ -371,7 +378,8 @@ TEST_F(BadInputs, BI25_ReportEmptyDirectory) {
 }
 
 TEST_F(BadInputs, BI26_FetchBadUrl) {
-  expect_refused(heapgate_cli({"fetch", "--url", "ftp://example", "-o", dir_ + "/p.heap"}), 2, "heapgate: --url ftp://example: scheme \"ftp\" is not http or https; fix: write http://HOST:PORT or "
+  expect_refused(heapgate_cli({"fetch", "--url", "ftp://example", "-o", dir_ + "/p.heap"}), 2,
+                 "heapgate: --url ftp://example: scheme \"ftp\" is not http or https; fix: write http://HOST:PORT or "
                  "HOST:PORT, e.g. 127.0.0.1:5050");
   EXPECT_FALSE(fs::exists(dir_ + "/p.heap"));
 }
@@ -385,7 +393,10 @@ TEST_F(BadInputs, BI27_FetchNothingListening) {
     port = t.server->port();
   }
   expect_refused(heapgate_cli({"fetch", "--url", "127.0.0.1:" + std::to_string(port), "-o", dir_ + "/p.heap"}), 2,
-                 "heapgate: ...");
+                 "heapgate: http://127.0.0.1:" + std::to_string(port) +
+                     "/memory-profiler/start: cannot connect (connection refused, unknown host or no route); fix: "
+                     "check --url and that the service runs with its memory profiler enabled (heapgate: "
+                     "HEAPGATE_MEMORY_PROFILING=true; Mesos: --memory_profiling)");
   EXPECT_FALSE(fs::exists(dir_ + "/p.heap"));
 }
 
@@ -396,70 +407,96 @@ TEST_F(BadInputs, BI28_FetchBadDuration) {
 }
 
 TEST_F(BadInputs, BI29_BenchMissingResults) {
-  expect_refused(heapgate_cli({"bench", "compare", dir_ + "/nope.json", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate bench: ...");
+  expect_refused(
+      heapgate_cli({"bench", "compare", dir_ + "/nope.json", "--baselines", dir_ + "/b"}), 2,
+      "heapgate bench: results: File does not exist: " + dir_ + "/nope.json; fix: see heapgate bench --help");
 }
 
 // ---- JSON documents: reports, baselines, journals, benchmark results.
 
 TEST_F(BadInputs, BI30_ReportNotJson) {
   write(dir_ + "/r.json", "garbage\n");
-  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2, "heapgate: " + dir_ + "/r.json:1...");
+  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
+                 "heapgate: " + dir_ +
+                     "/r.json:1:1: not valid JSON: syntax error while parsing value - invalid literal; last read: 'g';"
+                     " fix: re-run the tests to write the report again");
 }
 
 TEST_F(BadInputs, BI31_ReportTruncated) {
   const std::string whole = report_json();
   write(dir_ + "/r.json", whole.substr(0, whole.size() / 2));
-  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2, "heapgate: " + dir_ + "/r.json:...");
+  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
+                 "heapgate: " + dir_ +
+                     "/r.json:22:22: not valid JSON: syntax error while parsing value - invalid literal; last read: '"
+                     "\"estimated\": fa'; fix: re-run the tests to write the report again");
 }
 
 TEST_F(BadInputs, BI32_ReportEmptyFile) {
   write(dir_ + "/r.json", "");
-  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2, "heapgate: " + dir_ + "/r.json...");
+  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
+                 "heapgate: " + dir_ +
+                     "/r.json:1:1: not valid JSON: the file is empty; syntax error while parsing value - unexpected en"
+                     "d of input; expected '[', '{', or a literal; fix: re-run the tests to write the report again");
 }
 
 TEST_F(BadInputs, BI33_ReportWrongType) {
   write(dir_ + "/r.json", report_json_with("/tests", "none"));
-  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2, "heapgate: " + dir_ + "/r.json: /tests...");
+  expect_refused(
+      heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
+      "heapgate: " + dir_ + "/r.json: /tests: expected an array, got \"none\"; fix: write a JSON array, e.g. []");
 }
 
 TEST_F(BadInputs, BI34_ReportWrongFieldValue) {
   write(dir_ + "/r.json", report_json_with("/run/mode", "precise"));
   expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
-                 "heapgate: " + dir_ + "/r.json: /run/mode...");
+                 "heapgate: " + dir_ +
+                     "/r.json: /run/mode: expected a mode (off, counters, exact, sampled), got \"precise\"; fix: write"
+                     " one of off, counters, exact, sampled");
 }
 
 TEST_F(BadInputs, BI35_ReportWrongSchema) {
   write(dir_ + "/r.json", report_json_with("/schema", "heapgate.report/9"));
-  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2, "heapgate: " + dir_ + "/r.json...");
+  expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
+                 "heapgate: " + dir_ +
+                     "/r.json: /schema: schema \"heapgate.report/9\" is newer than this heapgate reads "
+                     "(\"heapgate.report/1\"); fix: upgrade heapgate, or re-record the file with this version");
 }
 
 TEST_F(BadInputs, BI36_BenchmarkOutputForAReport) {
   write(dir_ + "/bench.json", benchmark_json("b"));
   expect_refused(heapgate_cli({"report", "html", dir_ + "/bench.json"}), 2,
                  "heapgate: " + dir_ +
-                     "/bench.json: is Google Benchmark's output (--benchmark_out), not a heapgate report...");
+                     "/bench.json: is Google Benchmark's output (--benchmark_out), not a heapgate report; fix: gate it"
+                     " with `heapgate bench compare " +
+                     dir_ + "/bench.json --report DIR`, then render DIR/<binary>.json");
 }
 
 TEST_F(BadInputs, BI37_BaselineNotJson) {
   write(dir_ + "/reports/t.json", report_json());
   write(dir_ + "/b/t.json", "{\"binary\": \"t\",");
   expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/b/t.json...");
+                 "heapgate: " + dir_ +
+                     "/b/t.json:1:16: not valid JSON: syntax error while parsing object key - unexpected end of input;"
+                     " expected string literal; fix: restore the file from version control, or re-record the baseline "
+                     "(heapgate accept, or --heapgate_update_baselines)");
 }
 
 TEST_F(BadInputs, BI38_BaselineWrongSchema) {
   write(dir_ + "/reports/t.json", report_json());
   write(dir_ + "/b/t.json", R"({"binary": "t", "schema": "heapgate.baseline/7", "tests": {}})");
   expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/b/t.json...");
+                 "heapgate: " + dir_ +
+                     "/b/t.json: /schema: schema \"heapgate.baseline/7\" is newer than this heapgate reads "
+                     "(\"heapgate.baseline/1\"); fix: upgrade heapgate, or re-record the file with this version");
 }
 
 TEST_F(BadInputs, BI39_BaselineWrongType) {
   write(dir_ + "/reports/t.json", report_json());
   write(dir_ + "/b/t.json", R"({"binary": "t", "schema": "heapgate.baseline/1", "tests": []})");
   expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/b/t.json: /tests...");
+                 "heapgate: " + dir_ +
+                     "/b/t.json: /tests: expected an object, got an array; fix: see the schema in heapgate's "
+                     "documentation");
 }
 
 TEST_F(BadInputs, BI40_BaselineUnknownKey) {
@@ -486,26 +523,35 @@ TEST_F(BadInputs, BI42_JournalHeaderCut) {
   const std::string journal = journal_with_binary("t");
   write(dir_ + "/t.partial.jsonl", journal.substr(0, journal.find('\n') / 2));
   expect_refused(heapgate_cli({"report", "junit", dir_ + "/t.json"}), 2,
-                 "heapgate: " + dir_ + "/t.partial.jsonl: the journal has no complete header line; fix: the run "
-                 "ended before its first test finished; re-run the tests");
+                 "heapgate: " + dir_ +
+                     "/t.partial.jsonl: the journal has no complete header line; fix: the run "
+                     "ended before its first test finished; re-run the tests");
 }
 
 TEST_F(BadInputs, BI43_JournalBinaryEscape) {
   write(dir_ + "/t.partial.jsonl", journal_with_binary("../escape/evil"));
   expect_refused(heapgate_cli({"report", "junit", dir_ + "/t.json"}), 2,
-                 "heapgate: " + dir_ + "/t.partial.jsonl:1: /run/binary: expected the test binary's file name...");
+                 "heapgate: " + dir_ +
+                     "/t.partial.jsonl:1: /run/binary: expected the test binary's file name, got \"../escape/evil\", w"
+                     "hich contains '/'; fix: a report names its binary by file name only (\"my_tests\"); re-run the t"
+                     "ests to write the report again");
 }
 
 TEST_F(BadInputs, BI44_BenchResultsNotJson) {
   write(dir_ + "/bench.json", "{\"context\": ");
   expect_refused(heapgate_cli({"bench", "compare", dir_ + "/bench.json", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/bench.json...");
+                 "heapgate: " + dir_ +
+                     "/bench.json:1:13: not valid JSON: syntax error while parsing value - unexpected end of input; ex"
+                     "pected '[', '{', or a literal; fix: pass the file written by --benchmark_out (JSON, the default "
+                     "--benchmark_out_format)");
 }
 
 TEST_F(BadInputs, BI45_BenchResultsWrongType) {
   write(dir_ + "/bench.json", R"({"context": {"executable": "b"}, "benchmarks": {}})");
   expect_refused(heapgate_cli({"bench", "compare", dir_ + "/bench.json", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/bench.json: /benchmarks...");
+                 "heapgate: " + dir_ +
+                     "/bench.json: /benchmarks: expected an array, got an object; fix: pass the file written by --benc"
+                     "hmark_out (JSON, the default --benchmark_out_format)");
 }
 
 TEST_F(BadInputs, BI46_BenchExecutableWithoutName) {
@@ -533,7 +579,10 @@ TEST_F(BadInputs, BI48_CompareBinaryEscape) {
   write(dir_ + "/reports/t.json", report_json(".."));
   write(dir_ + "/b/t.json", baseline_json());
   expect_refused(heapgate_cli({"compare", "--report", dir_ + "/reports", "--baselines", dir_ + "/b"}), 2,
-                 "heapgate: " + dir_ + "/reports/t.json: /run/binary: expected the test binary's file name, got \"..\"...");
+                 "heapgate: " + dir_ +
+                     "/reports/t.json: /run/binary: expected the test binary's file name, got \"..\", which is \"..\","
+                     " a directory; fix: a report names its binary by file name only (\"my_tests\"); re-run the tests "
+                     "to write the report again");
 }
 
 TEST_F(BadInputs, BI49_ReportBinaryNotAFileName) {
@@ -550,14 +599,19 @@ TEST_F(BadInputs, BI49_ReportBinaryNotAFileName) {
 TEST_F(BadInputs, BI50_ProfileGarbage) {
   write(dir_ + "/bad.heap", "garbage\n");
   write(dir_ + "/x.heap", kTinyProfile);
-  expect_refused(heapgate_cli({"diff", dir_ + "/bad.heap", dir_ + "/x.heap"}), 2, "heapgate: " + dir_ + "/bad.heap:1...");
+  expect_refused(heapgate_cli({"diff", dir_ + "/bad.heap", dir_ + "/x.heap"}), 2,
+                 "heapgate: " + dir_ +
+                     "/bad.heap:1: missing header: \"garbage\"; expected \"heap_v2/<period>\"; fix: pass a jemalloc (>"
+                     "= 4) heap profile written by prof.dump");
 }
 
 TEST_F(BadInputs, BI51_ProfileEmpty) {
   write(dir_ + "/empty.heap", "");
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", dir_ + "/x.heap", dir_ + "/empty.heap"}), 2,
-                 "heapgate: " + dir_ + "/empty.heap...");
+                 "heapgate: " + dir_ +
+                     "/empty.heap:1: empty input: missing header; expected \"heap_v2/<period>\"; fix: pass a jemalloc "
+                     "(>= 4) heap profile written by prof.dump; an empty file is a dump that never started");
 }
 
 TEST_F(BadInputs, BI52_ProfileTruncated) {
@@ -565,7 +619,10 @@ TEST_F(BadInputs, BI52_ProfileTruncated) {
   ASSERT_TRUE(text);
   write(dir_ + "/cut.heap", text->substr(0, text->size() / 3));
   write(dir_ + "/x.heap", kTinyProfile);
-  expect_refused(heapgate_cli({"diff", dir_ + "/x.heap", dir_ + "/cut.heap"}), 2, "heapgate: " + dir_ + "/cut.heap...");
+  expect_refused(heapgate_cli({"diff", dir_ + "/x.heap", dir_ + "/cut.heap"}), 2,
+                 "heapgate: " + dir_ +
+                     "/cut.heap:10: truncated file: the last line \"555500001000-55\" has no newline; fix: the dump wa"
+                     "s cut short (process killed while dumping?); take it again");
 }
 
 TEST_F(BadInputs, BI53_ProfileHuge) {
@@ -591,7 +648,9 @@ TEST_F(BadInputs, BI55_ProfileIsAFifo) {
   const std::string fifo = dir_ + "/fifo.heap";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   expect_refused(heapgate_cli({"diff", dir_ + "/x.heap", fifo}), 2,
-                 "heapgate: " + fifo + ": is a FIFO (named pipe), not a regular file...");
+                 "heapgate: " + dir_ +
+                     "/fifo.heap: is a FIFO (named pipe), not a regular file; fix: pass a regular file (save a stream "
+                     "or a device's output to a file first)");
 }
 
 TEST_F(BadInputs, BI56_ProfileMapsNameAFifo) {
@@ -615,8 +674,8 @@ TEST_F(BadInputs, BI57_OutOfMemory) {
   const std::string report = dir_ + "/big.json";
   write(report, "{");
   fs::resize_file(report, 250u << 20);
-  expect_refused(run({"sh", "-c", "ulimit -v 200000 && exec \"$0\" report junit \"$1\"", HEAPGATE_CLI_PATH, report}),
-                 2, "heapgate report: out of memory; fix: check the size of the input files, or free memory");
+  expect_refused(run({"sh", "-c", "ulimit -v 200000 && exec \"$0\" report junit \"$1\"", HEAPGATE_CLI_PATH, report}), 2,
+                 "heapgate report: out of memory; fix: check the size of the input files, or free memory");
 }
 
 TEST_F(BadInputs, BI58_StaleTemporaryFile) {
@@ -664,9 +723,12 @@ TEST_F(BadInputs, BI60_ProfilesDirectoryUncreatable) {
 // ---- The GoogleTest plugin's flags and their environment twins.
 
 TEST_F(BadInputs, BI61_PluginUnknownFlag) {
-  expect_refused_before_any_test(sample_suite({"--heapgate_mdoe=counters"}),
-                                 "heapgate: --heapgate_mdoe=counters: unknown heapgate flag; fix: use one of "
-                                 "--heapgate_mode...");
+  expect_refused_before_any_test(
+      sample_suite({"--heapgate_mdoe=counters"}),
+      "heapgate: --heapgate_mdoe=counters: unknown heapgate flag; fix: use one of --heapgate_mode, --he"
+      "apgate_baselines, --heapgate_report, --heapgate_profiles, --heapgate_update_baselines, --heapgat"
+      "e_strict, --heapgate_suppressions, --heapgate_check_leaks, --heapgate_fingerprint, --heapgate_ex"
+      "plain, --heapgate_top_stacks, --heapgate_leak_repetitions, --heapgate_confirm_runs");
 }
 
 TEST_F(BadInputs, BI62_PluginBadMode) {
@@ -704,8 +766,11 @@ TEST_F(BadInputs, BI67_PluginBadFingerprintCheck) {
 }
 
 TEST_F(BadInputs, BI68_PluginMissingSuppressions) {
-  expect_refused_before_any_test(sample_suite({"--heapgate_suppressions=" + dir_ + "/nope.txt"}),
-                                 "heapgate: " + dir_ + "/nope.txt...");
+  expect_refused_before_any_test(
+      sample_suite({"--heapgate_suppressions=" + dir_ + "/nope.txt"}),
+      "heapgate: " + dir_ +
+          "/nope.txt: cannot read the suppressions file: cannot open for reading: No such file or directory"
+          "; fix: create the file (one leak:<pattern> per line) or correct the --heapgate_suppressions path");
 }
 
 TEST_F(BadInputs, BI69_PluginSuppressionsIsADevice) {
@@ -717,15 +782,21 @@ TEST_F(BadInputs, BI69_PluginSuppressionsIsADevice) {
 
 TEST_F(BadInputs, BI70_PluginSuppressionsBadLine) {
   write(dir_ + "/s.txt", "# ours\nleak:make_cache\nmake_other_cache\n");
-  expect_refused_before_any_test(sample_suite({"--heapgate_suppressions=" + dir_ + "/s.txt"}),
-                                 "heapgate: " + dir_ + "/s.txt:3: expected \"leak:<pattern>\", got "
-                                 "\"make_other_cache\"...");
+  expect_refused_before_any_test(
+      sample_suite({"--heapgate_suppressions=" + dir_ + "/s.txt"}),
+      "heapgate: " + dir_ +
+          "/s.txt:3: expected \"leak:<pattern>\", got \"make_other_cache\"; fix: write one leak:<function o"
+          "r file pattern> per line, or start the line with # to make it a comment");
 }
 
 TEST_F(BadInputs, BI71_PluginBaselineNotJson) {
   write(dir_ + "/b/sample_suite.json", "{\"binary\": ");
-  expect_refused_before_any_test(sample_suite({"--heapgate_mode=counters", "--heapgate_baselines=" + dir_ + "/b"}),
-                                 "heapgate: " + dir_ + "/b/sample_suite.json...");
+  expect_refused_before_any_test(
+      sample_suite({"--heapgate_mode=counters", "--heapgate_baselines=" + dir_ + "/b"}),
+      "heapgate: " + dir_ +
+          "/b/sample_suite.json:1:12: not valid JSON: syntax error while parsing value - unexpected end of "
+          "input; expected '[', '{', or a literal; fix: restore the file from version control, or re-record"
+          " the baseline (heapgate accept, or --heapgate_update_baselines)");
 }
 
 TEST_F(BadInputs, BI72_EnvBadMode) {
@@ -865,7 +936,8 @@ TEST_F(BadInputs, BI85_HttpTooManyConnections) {
   // Two connections that started a request hold their places (counted as
   // they are accepted, in order): the third is over the cap.
   std::vector<int> held;
-  for (int i = 0; i < 2; ++i) held.push_back(connect_and_send(t.server->port(), "GET /memory-profiler/state HTTP/1.1\r\n"));
+  for (int i = 0; i < 2; ++i)
+    held.push_back(connect_and_send(t.server->port(), "GET /memory-profiler/state HTTP/1.1\r\n"));
   auto answer = raw_exchange(t.server->port(), "");
   for (int fd : held) {
     EXPECT_GE(fd, 0);
