@@ -290,6 +290,10 @@ TEST_F(BadInputs, BI12_NotANumber) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "--max-stacks", "ten", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
                  "heapgate diff: could not convert: --max-stacks = ten; fix: see heapgate diff --help");
+  for (const std::string& flag : {"--jobs", "--timeout", "--calibrate"}) {
+    expect_refused(heapgate_cli({"run", flag, "abc", "--", HEAPGATE_SAMPLE_SUITE}), 2,
+                   "heapgate run: could not convert: " + flag + " = abc; fix: see heapgate run --help");
+  }
 }
 
 TEST_F(BadInputs, BI13_JeprofFormatWithoutBinary) {
