@@ -920,6 +920,10 @@ TEST_F(BadInputs, BI83_HttpHeapProfileBadBoolean) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
   EXPECT_EQ(res->body, "Invalid parameter 'active': expected true or false, got 'maybe'\n");
+  // Nothing was switched.
+  res = t.get("/heapgate/heap_profile");
+  ASSERT_TRUE(res);
+  EXPECT_NE(res->body.find("prof.active: false\n"), std::string::npos) << res->body;
 }
 
 TEST_F(BadInputs, BI84_HttpStartBadDuration) {
