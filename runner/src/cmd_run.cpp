@@ -190,12 +190,19 @@ Result<std::size_t> count_tests(const Job& job) {
 // The GoogleTest binaries of a ctest build directory: every executable named
 // in a test's command that carries heapgate's plugin, once each.
 Result<std::vector<std::string>> ctest_binaries(const std::string& dir) {
+  // ctest on a missing directory fails with nothing on stderr: say it here.
+  if (std::error_code ec; !fs::is_directory(dir, ec)) {
+    return fail(make_error(ErrorCode::io_error, dir, "no such directory (--ctest-dir)",
+                           "pass a configured CMake build directory with tests"));
+  }
   sys::ProcessOptions options;
   options.timeout = std::chrono::minutes(2);
   auto shown = sys::run_process({"ctest", "--test-dir", dir, "--show-only=json-v1"}, options);
   if (!shown) return fail(shown.error());
   if (shown->exit_code != 0) {
-    return fail(make_error(ErrorCode::io_error, dir, "ctest --show-only failed: " + shown->stderr_text.substr(0, 200),
+    const std::string& said = shown->stderr_text.empty() ? shown->stdout_text : shown->stderr_text;
+    const std::string first_line = said.substr(0, said.find('\n')).substr(0, 200);
+    return fail(make_error(ErrorCode::io_error, dir, "ctest --show-only failed: " + first_line,
                            "pass a configured CMake build directory with tests"));
   }
   auto json = nlohmann::json::parse(shown->stdout_text, nullptr, false);

@@ -956,5 +956,30 @@ TEST_F(BadInputs, BI85_HttpTooManyConnections) {
   EXPECT_EQ(answer->body, "Too many connections: 2 are open; retry shortly.\n");
 }
 
+// ---- Files heapgate writes, and directories it is pointed at.
+
+TEST_F(BadInputs, BI86_OutputIsNotARegularFile) {
+  // rename() over a FIFO or a device replaces the node itself (as root,
+  // `-o /dev/full` turned /dev/full into a regular file): refused instead.
+  write(dir_ + "/x.heap", kTinyProfile);
+  const std::string fifo = dir_ + "/out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  expect_refused(heapgate_cli({"diff", "-o", fifo, dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
+                 "heapgate: " + fifo +
+                     ": is a FIFO (named pipe), not a regular file; heapgate writes files by replacing them; fix: "
+                     "name a regular file to write, or leave out the output option to write to stdout");
+  struct stat after {};
+  ASSERT_EQ(::stat(fifo.c_str(), &after), 0);
+  EXPECT_TRUE(S_ISFIFO(after.st_mode));
+  EXPECT_EQ(entries_of(dir_), (std::vector<std::string>{"out.fifo", "x.heap"}));
+}
+
+TEST_F(BadInputs, BI87_CtestDirMissing) {
+  expect_refused(heapgate_cli({"run", "--report", dir_ + "/r", "--ctest-dir", dir_ + "/nope"}), 2,
+                 "heapgate: " + dir_ +
+                     "/nope: no such directory (--ctest-dir); fix: pass a configured CMake build directory with "
+                     "tests");
+}
+
 }  // namespace
 }  // namespace heapgate
