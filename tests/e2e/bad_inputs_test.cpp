@@ -5,22 +5,25 @@
 // keeps the two lists equal). Each runs what a user runs: the real `heapgate`
 // executable, the real plugin binary (sample_suite) or a real HTTP client on
 // loopback, and asserts the row's message and exit code or HTTP status.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "heapgate/report.h"
 #include "heapgate/sys.h"
@@ -147,6 +150,7 @@ std::vector<std::string> entries_of(const std::string& dir) {
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec)) {
     found.push_back(fs::relative(entry.path(), dir).string());
   }
+  std::sort(found.begin(), found.end());
   return found;
 }
 
@@ -290,7 +294,7 @@ TEST_F(BadInputs, BI12_NotANumber) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "--max-stacks", "ten", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
                  "heapgate diff: could not convert: --max-stacks = ten; fix: see heapgate diff --help");
-  for (const std::string& flag : {"--jobs", "--timeout", "--calibrate"}) {
+  for (const std::string flag : {"--jobs", "--timeout", "--calibrate"}) {
     expect_refused(heapgate_cli({"run", flag, "abc", "--", HEAPGATE_SAMPLE_SUITE}), 2,
                    "heapgate run: could not convert: " + flag + " = abc; fix: see heapgate run --help");
   }
