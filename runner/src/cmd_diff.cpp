@@ -107,7 +107,15 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")
       ->check(CLI::ExistingFile);
-  diff->add_option("--max-stacks", options->max_stacks, "Stacks shown in text output")->capture_default_str();
+  // CLI11 converts "-3" into a huge std::size_t without complaint (and its
+  // NonNegativeNumber check names DBL_MAX in full).
+  diff->add_option("--max-stacks", options->max_stacks, "Stacks shown in text output")
+      ->check(CLI::Validator(
+          [](std::string& value) {
+            return value.rfind('-', 0) == 0 ? "a number of stacks is 0 or more, got " + value : std::string();
+          },
+          "COUNT"))
+      ->capture_default_str();
   diff->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");
   diff->callback([options, &exit_code] { exit_code = run_diff(*options); });
 }

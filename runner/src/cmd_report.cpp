@@ -2,6 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 // `heapgate report merge|junit|markdown|html`: shard reports into one, and one
 // report into the formats CI systems read (html: a page with flame graphs).
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,9 +29,12 @@ int run_report(const ReportOptions& options) {
     reports.push_back(std::move(*report));
   }
   if (options.action != "merge" && reports.size() != 1) {
-    return bad_input(make_error(ErrorCode::invalid_argument, "heapgate report " + options.action,
-                                "expected one report, got " + std::to_string(reports.size()),
-                                "merge shard reports first: heapgate report merge -o all.json A.json B.json"));
+    // The usage style ("heapgate report junit: ..."), not "heapgate: heapgate report junit: ...".
+    std::fprintf(stderr,
+                 "heapgate report %s: expected one report, got %zu; fix: merge shard reports first: heapgate report "
+                 "merge -o all.json A.json B.json\n",
+                 options.action.c_str(), reports.size());
+    return kExitBadInput;
   }
   auto merged = merge_reports(reports);
   if (!merged) return bad_input(merged.error());

@@ -190,12 +190,19 @@ Result<std::size_t> count_tests(const Job& job) {
 // The GoogleTest binaries of a ctest build directory: every executable named
 // in a test's command that carries heapgate's plugin, once each.
 Result<std::vector<std::string>> ctest_binaries(const std::string& dir) {
+  // ctest on a missing directory fails with nothing on stderr: say it here.
+  if (std::error_code ec; !fs::is_directory(dir, ec)) {
+    return fail(make_error(ErrorCode::io_error, dir, "no such directory (--ctest-dir)",
+                           "pass a configured CMake build directory with tests"));
+  }
   sys::ProcessOptions options;
   options.timeout = std::chrono::minutes(2);
   auto shown = sys::run_process({"ctest", "--test-dir", dir, "--show-only=json-v1"}, options);
   if (!shown) return fail(shown.error());
   if (shown->exit_code != 0) {
-    return fail(make_error(ErrorCode::io_error, dir, "ctest --show-only failed: " + shown->stderr_text.substr(0, 200),
+    const std::string& said = shown->stderr_text.empty() ? shown->stdout_text : shown->stderr_text;
+    const std::string first_line = said.substr(0, said.find('\n')).substr(0, 200);
+    return fail(make_error(ErrorCode::io_error, dir, "ctest --show-only failed: " + first_line,
                            "pass a configured CMake build directory with tests"));
   }
   auto json = nlohmann::json::parse(shown->stdout_text, nullptr, false);
@@ -379,6 +386,11 @@ void collect_profiles(const std::string& report_dir, Report& report) {
 
 int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) {
   if (options.jobs < 1) return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
+  // A timeout of 0 s or less would kill every shard before its first test.
+  if (options.timeout_seconds < 1) {
+    return bad("--timeout", std::to_string(options.timeout_seconds) + " is not a number of seconds",
+               "use --timeout 1 or more (the default is 3600)");
+  }
   std::vector<std::string> binaries;
   std::vector<std::string> args;
   if (!options.ctest_dir.empty()) {
@@ -390,7 +402,10 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
     binaries = *found;
   } else {
     if (options.command.empty()) {
-      return bad("heapgate run", "no test binary", "heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...]");
+      // The usage style of the command line's own errors ("heapgate run: ..."), not "heapgate: heapgate run: ...".
+      std::fprintf(stderr, "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], "
+                           "or --ctest-dir DIR\n");
+      return kExitBadInput;
     }
     binaries.push_back(options.command.front());
     args.assign(options.command.begin() + 1, options.command.end());

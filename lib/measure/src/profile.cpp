@@ -126,7 +126,11 @@ class Parser {
   Parser(std::string_view text, std::string_view source) : text_(text), source_(source) {}
 
   Result<Profile> run() {
-    if (text_.empty()) return fail(error_at(1, "empty input: missing header; expected \"heap_v2/<period>\""));
+    if (text_.empty()) {
+      return fail(error_at(1, "empty input: missing header; expected \"heap_v2/<period>\"",
+                           "pass a jemalloc (>= 4) heap profile written by prof.dump; an empty file is a dump "
+                           "that never started"));
+    }
     auto ok = parse_header();
     if (ok) ok = parse_records();
     if (ok) ok = parse_tail();

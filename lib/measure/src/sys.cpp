@@ -306,6 +306,15 @@ std::vector<std::string> remove_stale_temp_files(const std::string& path) {
 }
 
 Result<void> write_file_atomic(const std::string& path, const std::string& content) {
+  // rename() over a device or a FIFO replaces the node itself: `-o /dev/full`
+  // run as root turned /dev/full into a regular file. Only regular files (or
+  // nothing yet) are replaced.
+  if (struct stat existing; ::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    return fail(make_error(ErrorCode::io_error, path,
+                           std::string("is ") + file_type_name(existing.st_mode) + ", not a regular file; heapgate "
+                           "writes files by replacing them",
+                           "name a regular file to write, or leave out the output option to write to stdout"));
+  }
   if (auto stale = remove_stale_temp_files(path); !stale.empty()) {
     std::string names;
     for (const auto& name : stale) names += (names.empty() ? "" : ", ") + name;

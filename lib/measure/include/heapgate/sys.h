@@ -92,7 +92,9 @@ Result<MappedFile> map_file(const std::string& path, SizeLimit limit = kProfileS
 /// (`<path>.tmp.XXXXXX`, mkstemp), fsync, then rename, so readers see the old
 /// file or the new one, never a mix. First removes the stale temp files of
 /// earlier, interrupted writes of the same `path` (remove_stale_temp_files())
-/// and says so in one line on stderr.
+/// and says so in one line on stderr. Errors: `io_error` naming `path`,
+/// also when `path` exists and is not a regular file (a device, a FIFO, a
+/// directory), which rename() would replace.
 Result<void> write_file_atomic(const std::string& path, const std::string& content);
 
 /// How long a temp file of write_file_atomic() must have gone unwritten

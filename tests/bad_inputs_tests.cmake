@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+# The bad-input catalogue (docs/bad-inputs.md): one test per row, each running
+# the real `heapgate` executable, the real plugin binary (sample_suite) or a
+# real HTTP client on loopback, plus a check that rows and tests match.
+# Label `bad_inputs`.
+if(NOT TARGET heapgate_cli OR NOT TARGET sample_suite OR NOT TARGET heapgate::http)
+  return()
+endif()
+heapgate_add_test(bad_inputs_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
+  SOURCES e2e/bad_inputs_test.cpp
+  LIBRARIES heapgate::http heapgate::httplib nlohmann_json::nlohmann_json
+  LABELS e2e bad_inputs
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\""
+              "HEAPGATE_SAMPLE_SUITE=\"$<TARGET_FILE:sample_suite>\"")
+add_dependencies(bad_inputs_test heapgate_cli sample_suite)
+
+# Rows and tests are one list: a row without its test, a test without its
+# row, ids out of order or fewer than 40 rows fail.
+add_test(NAME bad_inputs_catalogue
+  COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/bad-inputs.md
+          -DTESTS=${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_inputs_test.cpp
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_inputs_catalogue_check.cmake)
+# The check itself, on a catalogue with a gap, too few rows, a test without a
+# row and a row without a test: each is named, in that order.
+add_test(NAME bad_inputs_catalogue_finds_mistakes
+  COMMAND ${CMAKE_COMMAND} -DDOC=${CMAKE_CURRENT_SOURCE_DIR}/data/bad_inputs/broken_catalogue.md
+          -DTESTS=${CMAKE_CURRENT_SOURCE_DIR}/data/bad_inputs/broken_tests.cpp
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_inputs_catalogue_check.cmake)
+set_tests_properties(bad_inputs_catalogue_finds_mistakes PROPERTIES PASS_REGULAR_EXPRESSION
+  "row BI-03: out of order, expected BI-02.*has 2 rows, fewer than 40.*test BI04_Extra: no row BI-04.*row BI-03: no test")
+set_tests_properties(bad_inputs_catalogue bad_inputs_catalogue_finds_mistakes PROPERTIES LABELS "bad_inputs")
