@@ -20,13 +20,14 @@ packages=(
   graphviz                       # dot, for jeprof --svg
   perl binutils                  # jeprof is a perl script that calls nm/addr2line/objdump
   libxml2-utils                  # xmllint: JUnit XSD validation in tests
+  python3-yaml                   # tests: the CI-templates test reads ci/templates
   curl wget                      # the Mesos page's script, run against the example service
   chromium                       # headless browser: the HTML report test loads the page
 )
 
 # Needed by heapgate's own tests only, not by a project that builds heapgate
 # from source (FetchContent, add_subdirectory).
-own_tests_only=(libxml2-utils curl wget chromium)
+own_tests_only=(libxml2-utils python3-yaml curl wget chromium)
 
 # --print-packages: the packages a project that builds heapgate needs, one a
 # line, for a CI image to install before heapgate's sources exist (the
