@@ -72,9 +72,12 @@ if [ -z "$heapgate" ] || [ ! -x "$heapgate" ]; then
 fi
 
 status=0
+run_args="run $allow --fingerprint $fingerprint --mode $mode --jobs $jobs --baselines $baselines --report $report"
 if [ -n "$ctest_dir" ]; then
+  echo "+ $heapgate $run_args --ctest-dir $ctest_dir"
   "$heapgate" run $allow --fingerprint "$fingerprint" --mode "$mode" --jobs "$jobs" --baselines "$baselines" --report "$report" --ctest-dir "$ctest_dir" || status=$?
 else
+  echo "+ $heapgate $run_args -- $*"
   "$heapgate" run $allow --fingerprint "$fingerprint" --mode "$mode" --jobs "$jobs" --baselines "$baselines" --report "$report" -- "$@" || status=$?
 fi
 

@@ -218,7 +218,9 @@ def run_templates(args):
     summary = os.path.join(work, "..", "github-step-summary.md")
     overrides = {
         "CMAKE_ARGS": f"-DFETCHCONTENT_SOURCE_DIR_HEAPGATE={source}",
-        "CCACHE_DIR": os.path.abspath(args.ccache),
+        # The environment's compiler cache when it has one (a developer's, or
+        # heapgate's own CI cache), else one kept in the build directory.
+        "CCACHE_DIR": os.environ.get("CCACHE_DIR") or os.path.abspath(args.ccache),
         "BENCHMARK_BINARY": "build/wordcount_bench",
         # What the CI systems provide.
         "CI": "true", "GITHUB_WORKSPACE": work, "GITHUB_STEP_SUMMARY": summary,
@@ -282,7 +284,7 @@ def main():
     parser.add_argument("what", choices=["packages", "run"])
     parser.add_argument("--source", required=True, help="heapgate's source tree")
     parser.add_argument("--work", help="scratch directory (emptied)")
-    parser.add_argument("--ccache", help="compiler cache directory kept between runs")
+    parser.add_argument("--ccache", help="compiler cache directory kept between runs, unless $CCACHE_DIR is set")
     parser.add_argument("--template", nargs="+", choices=list(TEMPLATES), default=list(TEMPLATES))
     args = parser.parse_args()
     if args.what == "packages":
