@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs heapgate's Debian dependencies (idempotent; fast when all are there),
 # configures and builds into build/, and, unless --no-example, runs the example gate.
+# --deps-only stops after the packages; --print-packages only lists what a project
+# building heapgate needs.
 set -euo pipefail
 
 packages=(
@@ -19,10 +21,25 @@ packages=(
   graphviz                       # dot, for jeprof --svg
   perl binutils                  # jeprof is a perl script that calls nm/addr2line/objdump
   libxml2-utils                  # xmllint: JUnit XSD validation in tests
+  python3-yaml                   # tests: the CI-templates test reads ci/templates
   curl wget                      # the Mesos page's script, run against the example service
   chromium                       # headless browser: the HTML report test loads the page
   clang libclang-rt-14-dev       # the libFuzzer targets (tests/fuzz, ctest -L fuzz); the runtime holds libFuzzer
 )
+
+# Needed by heapgate's own tests only, not by a project that builds heapgate
+# from source (FetchContent, add_subdirectory).
+own_tests_only=(libxml2-utils python3-yaml curl wget chromium)
+
+# --print-packages: the packages a project that builds heapgate needs, one a
+# line, for a CI image to install before heapgate's sources exist (the
+# templates in ci/templates carry this list; a test checks they still do).
+if [ "${1:-}" = "--print-packages" ]; then
+  for p in "${packages[@]}"; do
+    case " ${own_tests_only[*]} " in *" $p "*) ;; *) echo "$p" ;; esac
+  done
+  exit 0
+fi
 
 need_install=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: MIT
+// The library the CI-templates consumer gates: words of a text, and how often each occurs.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wordcount {
+
+/// The space-separated words of `text`, in order; empty words are dropped.
+std::vector<std::string> split_words(const std::string& text);
+
+/// How often each word of `text` occurs.
+std::map<std::string, int> count_words(const std::string& text);
+
+}  // namespace wordcount

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// Linked with heapgate::gtest_main: every test is gated on its allocations.
+#include <gtest/gtest.h>
+
+#include "wordcount.h"
+
+namespace {
+
+const std::string kText =
+    "the quick brown fox jumps over the lazy dog while the cat watches the fox and the dog sleep";
+
+TEST(SplitWords, KeepsOrderAndDropsEmptyWords) {
+  const std::vector<std::string> words = wordcount::split_words("  alpha  beta gamma ");
+  ASSERT_EQ(words.size(), 3u);
+  EXPECT_EQ(words[0], "alpha");
+  EXPECT_EQ(words[2], "gamma");
+}
+
+TEST(SplitWords, LongText) {
+  EXPECT_EQ(wordcount::split_words(kText).size(), 19u);
+}
+
+TEST(CountWords, CountsRepeatedWords) {
+  const std::map<std::string, int> counts = wordcount::count_words(kText);
+  EXPECT_EQ(counts.at("the"), 5);
+  EXPECT_EQ(counts.at("fox"), 2);
+}
+
+}  // namespace
