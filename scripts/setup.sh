@@ -20,6 +20,8 @@ packages=(
   libxml2-utils                  # xmllint: JUnit XSD validation in tests
   curl wget                      # the Mesos page's script, run against the example service
   chromium                       # headless browser: the HTML report test loads the page
+  libprotobuf-dev protobuf-compiler  # pprof export: protoc compiles pprof's profile.proto (optional, HEAPGATE_PPROF)
+  zlib1g-dev                     # gzip for the pprof files
 )
 
 need_install=()

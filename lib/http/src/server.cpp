@@ -251,7 +251,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
       res.set_content(one_line("Not found: '" + req.path +
                                "' is not an endpoint; use /memory-profiler/{start,stop,state,statistics,download/raw,"
                                "download/text,download/graph} or /heapgate/{heap_profile,download/folded,"
-                               "download/flamegraph,diff}.") +
+                               "download/flamegraph,download/pprof,diff}.") +
                           "\n",
                       "text/plain; charset=utf-8");
       return httplib::Server::HandlerResponse::Handled;
@@ -303,6 +303,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
         [&profiler](const httplib::Request& r) { return profiler.download_folded(query_of(r)); });
   route("/heapgate/download/flamegraph", reads,
         [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
+  route("/heapgate/download/pprof", reads,
+        [&profiler](const httplib::Request& r) { return profiler.download_pprof(query_of(r)); });
   route("/heapgate/diff", reads, [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
 
   detail::ConnectionLimits limits;
