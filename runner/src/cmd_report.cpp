@@ -4,6 +4,7 @@
 // report into the formats CI systems read (html: a page with flame graphs).
 // `--pprof DIR` also writes the heap profiles the report names for its
 // failing tests as pprof files, with or without an action.
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -161,7 +162,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   report->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");
   report->add_option("--pprof", options->pprof_dir,
                      "Also write each failing test's heap profiles (those the report names) to DIR as gzipped "
-                     "pprof files, NAME.pb.gz, for pprof -http or Speedscope");
+                     "pprof files, NAME.pb.gz, for pprof -http or Speedscope")
+      ->type_name("DIR");
   report->callback([options, &exit_code] { exit_code = run_report(*options); });
 }
 

@@ -3,6 +3,7 @@
 #include "heapgate/allocator_frames.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
