@@ -271,6 +271,7 @@ TEST_F(PprofExport, CliReportWritesFailingTestsProfiles) {
   testing::run_heap_workload(dir_, "Cache.Leaks.heap", 0, 3);
   testing::run_heap_workload(dir_, "Cache.Fine.heap", 0, 0);
   Report report;
+  report.run.binary = "cache_test";
   TestRecord failing;
   failing.name = "Cache.Leaks";
   failing.suite = "Cache";
