@@ -43,3 +43,15 @@ if(TARGET http_service)
   add_dependencies(http_script_test http_service)
 endif()
 unset(_http_libraries)
+# The downloads' content: jeprof text without allocator frames, plain file
+# names, the run as pprof (the generated profile.pb.h reads it back).
+heapgate_add_test(http_downloads_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
+  SOURCES integration/http_downloads_test.cpp
+  LIBRARIES heapgate::http heapgate::pprof heapgate::httplib nlohmann_json::nlohmann_json
+  LABELS http pprof)
+target_compile_options(http_downloads_test PRIVATE -g -fno-omit-frame-pointer)
+if(HEAPGATE_PPROF)
+  target_include_directories(http_downloads_test PRIVATE ${CMAKE_BINARY_DIR}/lib/pprof/generated)
+  target_link_libraries(http_downloads_test PRIVATE protobuf::libprotobuf ZLIB::ZLIB)
+  target_compile_definitions(http_downloads_test PRIVATE HEAPGATE_TEST_PPROF=1)
+endif()

@@ -3,7 +3,8 @@
 // `heapgate diff`: the local leak hunt. heapgate's own symbolic diff works
 // across processes; --format jeprof runs `jeprof --base` on the base profile
 // rebased onto the current one's address-space layout; --format svg draws a
-// differential flame graph with heapgate's own renderer (no Perl needed).
+// differential flame graph with heapgate's own renderer (no Perl needed);
+// --format pprof writes the deltas as a gzipped pprof profile.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
+#include "heapgate/pprof.h"
 #include "heapgate/profile.h"
 #include "heapgate/rebase.h"
 #include "heapgate/symbolizer.h"
@@ -50,6 +52,15 @@ int run_diff(const DiffOptions& options) {
     auto written = emit(options.output, *text);
     return written ? kExitOk : bad_input(written.error());
   }
+  if (options.format == "pprof") {
+    // Checked before the profiles are read: a build without protobuf says so
+    // at once. Binary: never to a terminal.
+    if (!pprof_supported()) return bad_input(to_pprof(ProfileDiff{}).error());
+    if (options.output.empty()) {
+      return bad_input(make_error(ErrorCode::invalid_argument, "--format pprof",
+                                  "pprof output is a gzipped binary file", "add -o FILE.pb.gz"));
+    }
+  }
   Symbolizer symbols;
   // One profile at a time, each dropped once normalized: the raw records
   // (addresses, per-thread counts) are the bulk of a profile in memory, and
@@ -70,7 +81,11 @@ int run_diff(const DiffOptions& options) {
   base = {};
   current = {};
   std::string text;
-  if (options.format == "text") {
+  if (options.format == "pprof") {
+    auto bytes = to_pprof(diff, "heapgate diff: " + options.base + " -> " + options.current);
+    if (!bytes) return bad_input(bytes.error());
+    text = std::move(*bytes);
+  } else if (options.format == "text") {
     text = render_diff_text(diff, options.max_stacks);
   } else {
     auto metric = parse_metric(options.metric);
@@ -99,8 +114,9 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   diff->add_option("base", options->base, "The earlier profile")->required()->check(CLI::ExistingFile);
   diff->add_option("current", options->current, "The later profile")->required()->check(CLI::ExistingFile);
   diff->add_option("--format", options->format,
-                   "text (per-stack deltas), folded (flame-graph input), svg (differential flame graph) or jeprof")
-      ->check(CLI::IsMember({"text", "folded", "svg", "jeprof"}))
+                   "text (per-stack deltas), folded (flame-graph input), svg (differential flame graph), jeprof, or "
+                   "pprof (the deltas as a gzipped pprof profile; needs -o)")
+      ->check(CLI::IsMember({"text", "folded", "svg", "jeprof", "pprof"}))
       ->capture_default_str();
   diff->add_option("--metric", options->metric, "What folded and svg output count")
       ->check(parsed_by(parse_metric, "METRIC"))

@@ -107,7 +107,8 @@ TEST(HttpProfiler, StartStopAndRawDownloadIsHeapV2ThatJeprofReads) {
   ASSERT_TRUE(raw);
   ASSERT_EQ(raw->status, 200) << raw->body;
   EXPECT_EQ(raw->get_header_value("Content-Type"), "application/octet-stream");
-  EXPECT_EQ(raw->get_header_value("Content-Disposition").rfind("attachment; filename=/", 0), 0u);
+  // A plain file name, never the server's temporary directory.
+  EXPECT_EQ(raw->get_header_value("Content-Disposition"), "attachment; filename=\"profile." + ids + ".dump\"");
   ASSERT_EQ(raw->body.rfind("heap_v2/1\n", 0), 0u) << raw->body.substr(0, 200);
   // Without id, after the run, the latest run is served too.
   auto latest = t.get("/memory-profiler/download/raw");
@@ -249,7 +250,8 @@ TEST(HttpProfiler, TextAndGraphThroughJeprof) {
   auto graph = t.get("/memory-profiler/download/graph?id=" + ids);
   ASSERT_TRUE(graph);
   ASSERT_EQ(graph->status, 200) << graph->body;
-  EXPECT_EQ(graph->get_header_value("Content-Type"), "application/octet-stream");
+  EXPECT_EQ(graph->get_header_value("Content-Type"), "image/svg+xml");
+  EXPECT_EQ(graph->get_header_value("Content-Disposition"), "attachment; filename=\"profile." + ids + ".svg\"");
   EXPECT_NE(graph->body.find("<svg"), std::string::npos);
 }
 

@@ -45,6 +45,7 @@ TEST(HttpScript, MesosPageScriptDownloadsARawProfile) {
     ::dup2(out[1], 1);
     ::close(out[0]);
     ::close(out[1]);
+    ::setenv("HEAPGATE_MEMORY_PROFILING", "true", 1);
     ::setenv("HEAPGATE_HTTP", "127.0.0.1:0", 1);
     ::execl(HEAPGATE_HTTP_SERVICE, HEAPGATE_HTTP_SERVICE, "60", static_cast<char*>(nullptr));
     ::_exit(127);

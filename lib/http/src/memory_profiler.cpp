@@ -17,11 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "heapgate/allocator.h"
+#include "heapgate/allocator_frames.h"
 #include "heapgate/diff.h"
 #include "heapgate/folded.h"
 #include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
+#include "heapgate/pprof.h"
 #include "heapgate/profile.h"
 #include "heapgate/symbolizer.h"
 #include "heapgate/memory_profiler_protocol.h"
@@ -111,6 +113,14 @@ tl::expected<std::shared_ptr<OpenFile>, std::string> open_file(const std::string
   file->size = static_cast<std::uint64_t>(st.st_size);
   return file;
 }
+
+// Mesos' downloads are application/octet-stream; the SVG is served as what it
+// is, so a browser shows it (docs/mesos-protocol.md §5).
+const char* content_type_of(DownloadKind kind) {
+  return kind == DownloadKind::graph ? "image/svg+xml" : "application/octet-stream";
+}
+
+std::string attachment(const std::string& file_name) { return "attachment; filename=\"" + file_name + "\""; }
 
 std::string self_exe() {
   auto exe = sys::self_exe_path();
@@ -375,12 +385,13 @@ tl::expected<std::shared_ptr<const DiskArtifact>, Reply> MemoryProfiler::latest_
   return raw_.artifact;
 }
 
-Reply MemoryProfiler::serve_file(const std::shared_ptr<const DiskArtifact>& artifact) {
+Reply MemoryProfiler::serve_file(const std::shared_ptr<const DiskArtifact>& artifact, const char* content_type) {
   auto file = open_file(artifact->path);
   if (!file) return text_reply(400, "Requested file was deleted from local disk.\n");
   Reply r;
-  r.content_type = "application/octet-stream";
-  r.headers.emplace("Content-Disposition", "attachment; filename=" + artifact->path);
+  r.content_type = content_type;
+  // The file's own name, never the server's directory: clients save under it.
+  r.headers.emplace("Content-Disposition", attachment(artifact->path.substr(artifact->path.rfind('/') + 1)));
   r.file = *file;
   return r;
 }
@@ -393,9 +404,9 @@ Reply MemoryProfiler::download(DownloadKind kind, const QueryParams& params) {
     if (!latest) return latest.error();
     // Opened under the lock: a later run renames a new file over the path,
     // which leaves this descriptor on the old, complete file.
-    if (kind == DownloadKind::raw) return serve_file(*latest);
+    if (kind == DownloadKind::raw) return serve_file(*latest, content_type_of(kind));
     ArtifactSlot& slot = kind == DownloadKind::text ? text_ : graph_;
-    if (slot.artifact && slot.artifact->id == (*latest)->id) return serve_file(slot.artifact);
+    if (slot.artifact && slot.artifact->id == (*latest)->id) return serve_file(slot.artifact, content_type_of(kind));
     raw = *latest;
   }
   return generate_with_jeprof(kind, std::move(raw));
@@ -408,21 +419,34 @@ Reply MemoryProfiler::generate_with_jeprof(DownloadKind kind, std::shared_ptr<co
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ArtifactSlot& slot = kind == DownloadKind::text ? text_ : graph_;
-    if (slot.artifact && slot.artifact->id == raw->id) return serve_file(slot.artifact);
+    if (slot.artifact && slot.artifact->id == raw->id) return serve_file(slot.artifact, content_type_of(kind));
   }
   const bool text = kind == DownloadKind::text;
   std::string dir = raw->path.substr(0, raw->path.rfind('/'));
   std::string final_path = dir + (text ? "/symbolized-profile." : "/profile.") + std::to_string(raw->id) +
                            (text ? ".dump" : ".svg");
   std::string tmp_path = final_path + ".tmp";
+  // jeprof reads the profile without the allocator's own frames: Debian's
+  // libjemalloc is stripped, and jeprof names each of its internal frames after
+  // the nearest export, crediting the whole flat column to something like
+  // malloc_usable_size. Everything else (totals, maps) is the dump's.
+  const std::string trimmed_path = final_path + ".input.heap";
+  std::string source = raw->path;  // kept on disk by `raw` while read
+  if (auto profile = read_profile(raw->path)) {
+    Symbolizer symbolizer;
+    if (sys::write_file_atomic(trimmed_path, write_profile(without_allocator_frames(*profile, symbolizer)))) {
+      source = trimmed_path;
+    }
+  }
   JeprofOptions jeprof;
   jeprof.binary = self_exe();
-  jeprof.profile = raw->path;  // kept on disk by `raw` while jeprof reads it
+  jeprof.profile = source;
   jeprof.format = text ? JeprofFormat::text : JeprofFormat::svg;
   jeprof.output_path = tmp_path;
   jeprof.jeprof_program = options_.jeprof_program;
   jeprof.timeout = options_.jeprof_timeout;
   auto ran = run_jeprof(jeprof);
+  ::unlink(trimmed_path.c_str());
   if (!ran || ::rename(tmp_path.c_str(), final_path.c_str()) != 0) {
     ::unlink(tmp_path.c_str());
     log_warning(std::string("jeprof failed for ") + raw->path + ": " +
@@ -439,7 +463,7 @@ Reply MemoryProfiler::generate_with_jeprof(DownloadKind kind, std::shared_ptr<co
   // Keep the newest: a stale generation (a newer run finished meanwhile) is
   // still served to its requester, who asked for that id.
   if (!slot.artifact || slot.artifact->id <= raw->id) slot.artifact = artifact;
-  return serve_file(artifact);
+  return serve_file(artifact, content_type_of(kind));
 }
 
 Reply MemoryProfiler::heap_profile(const QueryParams& params) {
@@ -564,6 +588,32 @@ Reply MemoryProfiler::download_flamegraph(const QueryParams& params) {
   Reply r;
   r.content_type = "image/svg+xml";
   r.body = render_flamegraph_svg(folded_stacks(profile, metric), options);
+  return r;
+}
+
+Reply MemoryProfiler::download_pprof(const QueryParams& params) {
+  if (!pprof_supported()) {
+    return text_reply(501, to_pprof(ProfileDiff{}).error().message() + "\n");
+  }
+  std::shared_ptr<const DiskArtifact> raw;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto latest = latest_raw_for(params, "Cannot access raw profile: ");
+    if (!latest) return latest.error();
+    raw = *latest;
+  }
+  // Off the lock; `raw` keeps the file until this is done.
+  auto profile = read_profile(raw->path);
+  if (!profile) return text_reply(400, "Cannot read profile: " + profile.error().message() + ".\n");
+  Symbolizer symbolizer;
+  PprofOptions options;
+  options.comment = "heapgate: memory-profiler run " + std::to_string(raw->id);
+  auto bytes = to_pprof(*profile, symbolizer, options);
+  if (!bytes) return text_reply(500, bytes.error().message() + "\n");
+  Reply r;
+  r.content_type = "application/octet-stream";
+  r.headers.emplace("Content-Disposition", attachment("profile." + std::to_string(raw->id) + ".pb.gz"));
+  r.body = std::move(*bytes);
   return r;
 }
 

@@ -85,6 +85,8 @@ class MemoryProfiler {
   Reply heap_profile(const QueryParams& params);
   Reply download_folded(const QueryParams& params);
   Reply download_flamegraph(const QueryParams& params);
+  /// The latest run's profile as a gzipped pprof file (heapgate/pprof.h).
+  Reply download_pprof(const QueryParams& params);
   Reply diff(const QueryParams& params);
 
  private:
@@ -111,7 +113,8 @@ class MemoryProfiler {
   };
   tl::expected<LatestProfile, Reply> latest_profile(const QueryParams& params);
   Reply generate_with_jeprof(http::memory_profiler::DownloadKind kind, std::shared_ptr<const DiskArtifact> raw);
-  Reply serve_file(const std::shared_ptr<const DiskArtifact>& artifact);
+  // Named by the file's base name in Content-Disposition.
+  Reply serve_file(const std::shared_ptr<const DiskArtifact>& artifact, const char* content_type);
 
   HttpOptions options_;
   std::mutex mutex_;

@@ -28,8 +28,10 @@ using nlohmann::json;
 // the run is over; downloads that miss it are retried this long.
 constexpr std::chrono::seconds kDumpGrace{10};
 // heapgate's server and Mesos both point users here when profiling is off.
+// The variables are those HttpServer::from_environment() reads, as in
+// examples/http_service.
 constexpr const char* kEnableProfiler =
-    "(heapgate: HEAPGATE_MEMORY_PROFILING=true; Mesos: --memory_profiling)";
+    "(heapgate: HEAPGATE_MEMORY_PROFILING=true, address in HEAPGATE_HTTP=HOST:PORT; Mesos: --memory_profiling)";
 
 struct Endpoint {
   std::string scheme;

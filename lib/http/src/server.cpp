@@ -176,7 +176,7 @@ void configure_server(FrontServer& server, MemoryProfiler& profiler, std::map<st
       res.set_content(one_line("Not found: '" + req.path +
                                "' is not an endpoint; use /memory-profiler/{start,stop,state,statistics,download/raw,"
                                "download/text,download/graph} or /heapgate/{heap_profile,download/folded,"
-                               "download/flamegraph,diff}.") +
+                               "download/flamegraph,download/pprof,diff}.") +
                           "\n",
                       "text/plain; charset=utf-8");
       return httplib::Server::HandlerResponse::Handled;
@@ -228,6 +228,8 @@ void configure_server(FrontServer& server, MemoryProfiler& profiler, std::map<st
         [&profiler](const httplib::Request& r) { return profiler.download_folded(query_of(r)); });
   route("/heapgate/download/flamegraph", reads,
         [&profiler](const httplib::Request& r) { return profiler.download_flamegraph(query_of(r)); });
+  route("/heapgate/download/pprof", reads,
+        [&profiler](const httplib::Request& r) { return profiler.download_pprof(query_of(r)); });
   route("/heapgate/diff", reads, [&profiler](const httplib::Request& r) { return profiler.diff(query_of(r)); });
 
   // Only what the Keep-Alive header advertises: Connections enforces both.

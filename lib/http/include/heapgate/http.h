@@ -82,7 +82,14 @@ Result<HttpOptions> http_options_from_environment();
 ///   `download/flamegraph?id=&metric=` (the same stacks drawn as an SVG flame
 ///   graph by heapgate itself, `image/svg+xml`; no jeprof or Perl needed; the
 ///   `id` and `metric` errors as for `download/folded`);
+///   `download/pprof?id=` (the run as a gzipped pprof profile,
+///   `profile.<id>.pb.gz`, heapgate/pprof.h; 501 when built without pprof);
 ///   `diff?metric=&format=text|folded` (the latest run against the one before).
+///
+/// Downloads name a plain file in `Content-Disposition` (never the server's
+/// directory); `download/graph` is `image/svg+xml`. jeprof makes text and
+/// graph from the run's profile without the allocator's own frames
+/// (heapgate/allocator_frames.h).
 ///
 /// A run starts with `prof.reset`, so its profile holds only what was allocated
 /// during the run and is still live. Runs and exact/sampled ProfileScopes

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/allocator_frames.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "frame_names.h"
+
+namespace heapgate {
+namespace {
+
+// A Location with inlined code is the allocator's only if every function in
+// it is: a user function with std::allocator inlined into it stays.
+bool allocator_location(const Location& location) {
+  if (!location.known()) return detail::classify_unknown(location.module) == detail::FrameClass::allocator;
+  for (const SourceFrame& frame : location.frames) {
+    if (detail::classify_frame(frame.function, frame.file, location.module) != detail::FrameClass::allocator) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void add_counts(Counts& into, const Counts& more) {
+  into.live_objects += more.live_objects;
+  into.live_bytes += more.live_bytes;
+  into.accum_objects += more.accum_objects;
+  into.accum_bytes += more.accum_bytes;
+}
+
+void merge_record(StackRecord& into, const StackRecord& more) {
+  add_counts(into.counts, more.counts);
+  for (const ThreadCounts& thread : more.threads) {
+    auto same = std::find_if(into.threads.begin(), into.threads.end(),
+                             [&](const ThreadCounts& t) { return t.thread_uid == thread.thread_uid; });
+    if (same == into.threads.end()) {
+      into.threads.push_back(thread);
+    } else {
+      add_counts(same->counts, thread.counts);
+    }
+  }
+}
+
+}  // namespace
+
+Profile without_allocator_frames(const Profile& profile, Symbolizer& symbolizer, AllocatorFramesDropped* dropped) {
+  Profile out;
+  out.sample_period = profile.sample_period;
+  out.totals = profile.totals;
+  out.threads = profile.threads;
+  out.mappings = profile.mappings;
+  out.maps_text = profile.maps_text;
+  AllocatorFramesDropped counted;
+  std::map<std::vector<std::uint64_t>, std::size_t> index_of;
+  symbolizer.for_each_stack(profile, [&](std::size_t i, const std::vector<const Location*>& locations) {
+    const StackRecord& record = profile.stacks[i];
+    std::size_t skip = 0;
+    while (skip < locations.size() && allocator_location(*locations[skip])) ++skip;
+    StackRecord trimmed;
+    if (skip == 0 || skip == record.frames.size()) {
+      trimmed = record;
+    } else {
+      trimmed.frames.assign(record.frames.begin() + static_cast<std::ptrdiff_t>(skip), record.frames.end());
+      if (trimmed.frames.front() != 0) trimmed.frames.front() -= 1;
+      trimmed.counts = record.counts;
+      trimmed.threads = record.threads;
+      counted.frames += skip;
+    }
+    auto [it, inserted] = index_of.emplace(trimmed.frames, out.stacks.size());
+    if (inserted) {
+      out.stacks.push_back(std::move(trimmed));
+    } else {
+      merge_record(out.stacks[it->second], trimmed);
+      ++counted.records_merged;
+    }
+  });
+  if (dropped != nullptr) *dropped = counted;
+  return out;
+}
+
+}  // namespace heapgate
