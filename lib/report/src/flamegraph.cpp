@@ -99,9 +99,9 @@ std::string delta_colour(double delta, double max_delta) {
 // tint, so "changed a little" never reads as "unchanged" grey.
 std::string change_colour(double delta, double share) {
   if (delta == 0 || !(share > 0)) return rgb(205, 205, 205);
-  const double s = 0.25 + 0.75 * std::min(1.0, share);
-  const int pale = static_cast<int>(225 * (1 - s));
-  return delta > 0 ? rgb(255, pale, pale) : rgb(pale, pale + 40 > 255 ? 255 : pale + 40, 255);
+  // From a light tint to a deep colour that black label text stays readable on.
+  const int pale = static_cast<int>(200 - 130 * std::min(1.0, share));
+  return delta > 0 ? rgb(255, pale, pale) : rgb(pale, pale + 40, 255);
 }
 
 // The label cut to what fits `width` pixels, keeping its end, where sibling
@@ -347,10 +347,17 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
     if (kind == Kind::change) {
       const detail::FrameParts parts = detail::split_frame(n.name);
       tip = parts.function + (parts.location.empty() ? "" : "\nat " + parts.location) + "\n" + quantity(n.now, false) +
-            unit + " now, " + quantity(n.net, true) +
-            (n.before > 0 ? " (" + quantity(std::round(1000.0 * n.net / n.before) / 10.0, true) + "%)" : "") +
-            " against the baseline";
-      fill = change_colour(n.net, n.magnitude > 0 ? std::fabs(n.net) / n.magnitude : 0);
+            unit + " now";
+      if (!options.changes_known) {
+        // Nothing to say about before.
+      } else if (n.net == 0) {
+        tip += ", unchanged against the baseline";
+      } else {
+        tip += ", " + quantity(n.net, true) + unit +
+               (n.before > 0 ? " (" + quantity(std::round(1000.0 * n.net / n.before) / 10.0, true) + "%)" : "") +
+               " against the baseline";
+      }
+      fill = change_colour(options.changes_known ? n.net : 0, n.magnitude > 0 ? std::fabs(n.net) / n.magnitude : 0);
     } else {
       const bool signed_values = kind == Kind::differential;
       tip = std::string(n.name) + " (" + quantity(signed_values ? n.net : n.magnitude, signed_values) + unit + ", " +
@@ -374,7 +381,8 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
     notes.push_back("width: |change|; red grew, blue shrank");
   }
   if (kind == Kind::change && !drawn.empty()) {
-    notes.push_back("width: the larger of before and now; red grew, blue shrank, grey unchanged");
+    notes.push_back(options.changes_known ? "width: the larger of before and now; red grew, blue shrank, grey unchanged"
+                                          : "width: now; no baseline to compare with");
   }
   if (dropped > 0) {
     notes.push_back(std::to_string(dropped) + (dropped == 1 ? " frame" : " frames") + " narrower than " +

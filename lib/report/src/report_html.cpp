@@ -205,6 +205,7 @@ std::string flame_graph(const TestRecord& t) {
   options.xml_declaration = false;
   options.short_labels = true;
   options.max_stacks = kMaxFlameStacks;
+  options.changes_known = t.verdict == Verdict::leaked || !t.baseline_call_sites.empty();
   std::string colour;
   if (t.verdict == Verdict::leaked) {
     colour = "Red: the live blocks each further run of the test added.";

@@ -57,6 +57,10 @@ struct FlamegraphOptions {
   /// At most this many stacks are drawn, the largest (by |change|, then by
   /// value) first; the others are counted in the note. 0: all of them.
   std::size_t max_stacks = 0;
+  /// For render_change_flamegraph_svg: false when nothing is known about
+  /// before (no baseline to compare with): every frame is grey and its
+  /// tooltip gives only what it holds now.
+  bool changes_known = true;
 };
 
 /// A self-contained SVG flame graph (flamegraph.pl's layout: the root, "all",
@@ -88,7 +92,7 @@ struct ChangedStack {
 /// red), unchanged grey. The tooltip of a frame reads
 /// "FUNCTION\nat FILE:LINE\nNOW UNIT now, CHANGE (PCT%) against the baseline"
 /// with the full function name (the location line only when known; PCT only
-/// when before is not 0). Non-finite or negative values are left out and
+/// when before is not 0; "unchanged" for no change). Non-finite or negative values are left out and
 /// counted in the note. Otherwise as render_flamegraph_svg (whose
 /// `differential` option is ignored here). Deterministic; pure.
 std::string render_change_flamegraph_svg(const std::vector<ChangedStack>& stacks, const FlamegraphOptions& options);
