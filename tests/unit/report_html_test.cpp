@@ -321,6 +321,16 @@ TEST(HtmlReport, TheFlameGraphDrawsAtMost200StacksAndSaysHowManyMore) {
   EXPECT_EQ(svg.find("data-n=\"leaf29\""), std::string::npos);   // the smallest are not
 }
 
+// `heapgate report html` draws the page from a JSON report: the baseline's
+// call sites travel in it, so the page from the file is the page from memory.
+TEST(HtmlReport, TheJsonReportCarriesWhatThePageNeeds) {
+  const Report r = sample_report();
+  auto parsed = parse_report_json(to_json(r), "report.json");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->tests[0].baseline_call_sites, r.tests[0].baseline_call_sites);
+  EXPECT_EQ(to_html(*parsed), to_html(r));
+}
+
 TEST(HtmlReport, MatchesTheApprovedPage) {
   const std::string path = std::string(HEAPGATE_APPROVED_DIR) + "/report_explained.html";
   const std::string actual = to_html(sample_report());
