@@ -414,6 +414,10 @@ TEST(ChangeFlamegraph, ShortLabelsDropTypesParametersAndLongTemplateArguments) {
   EXPECT_EQ(short_label("operator new(unsigned long)"), "operator new");
   EXPECT_EQ(short_label("operator delete[](void*)"), "operator delete[]");
   EXPECT_EQ(short_label("bool operator<<Key>(Key const&, Key const&)"), "operator<<Key>");
+  EXPECT_EQ(short_label("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                        "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
+                        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&)"),
+            "std::operator+<char>");
   EXPECT_EQ(short_label("(anonymous namespace)::load(int)"), "(anonymous namespace)::load");
   EXPECT_EQ(short_label("Cache::fill()::{lambda(int)#1}::operator()(int) const"),
             "Cache::fill()::{lambda(int)#1}::operator()");

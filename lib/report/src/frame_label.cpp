@@ -24,6 +24,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kAliases{
 constexpr std::array<std::string_view, 6> kDefaultArguments{
     "std::allocator<", "std::char_traits<", "std::less<", "std::hash<", "std::equal_to<", "std::default_delete<"};
 
+// Operator symbols, longer first so "<<=" is not read as "<" and "<=".
+constexpr std::array<std::string_view, 40> kOperatorTokens{
+    "<<=", ">>=", "<=>", "->*", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "+=", "-=", "*=",
+    "/=", "%=", "^=", "&=", "|=", "->", "<", ">", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", ",", " "};
+
 // Kept in full when at most this long and without nested template arguments.
 constexpr std::size_t kShortArguments = 20;
 
@@ -104,14 +109,13 @@ std::string abbreviate(std::string_view text, bool top_level) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == 'o' && text.compare(i, 8, "operator") == 0 && (i == 0 || !std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
-      // The operator's symbol is its name: "operator<<", "operator()", "operator new[]".
+      // The operator's symbol is its name ("operator<<", "operator()"); what
+      // follows it may open template arguments ("operator+<char, …>").
       std::size_t j = i + 8;
-      if (text.compare(j, 2, "()") == 0) {
-        j += 2;
-      } else {
-        while (j < text.size() && std::string_view("<>=!+-*/%^&|~[],").find(text[j]) != std::string_view::npos &&
-               !(text[j] == '[' && text.compare(j, 2, "[]") != 0)) {
-          j += text[j] == '[' ? 2 : 1;
+      for (std::string_view token : kOperatorTokens) {
+        if (text.compare(j, token.size(), token) == 0) {
+          j += token.size();
+          break;
         }
       }
       out.append(text.substr(i, j - i));

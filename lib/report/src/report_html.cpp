@@ -205,11 +205,14 @@ std::string flame_graph(const TestRecord& t) {
   options.xml_declaration = false;
   options.short_labels = true;
   options.max_stacks = kMaxFlameStacks;
-  options.changes_known = t.verdict == Verdict::leaked || !t.baseline_call_sites.empty();
+  // Call sites count allocations, not live blocks: outside a leak, a graph of
+  // live blocks has nothing to compare with.
+  const bool live = metric->field == &ScaledCounts::live_bytes || metric->field == &ScaledCounts::live_objects;
+  options.changes_known = t.verdict == Verdict::leaked || (!live && !t.baseline_call_sites.empty());
   std::string colour;
   if (t.verdict == Verdict::leaked) {
     colour = "Red: the live blocks each further run of the test added.";
-  } else if (!t.baseline_call_sites.empty()) {
+  } else if (options.changes_known) {
     colour = "Red grew, blue shrank, grey unchanged: each stack takes the change of its call site against the "
              "baseline; deeper colour, larger share.";
   } else {
