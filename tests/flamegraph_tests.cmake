@@ -14,5 +14,8 @@ else()
 endif()
 heapgate_add_test(report_html_test SOURCES unit/report_html_test.cpp LABELS report
   LIBRARIES pugixml::pugixml
-  DEFINITIONS "HEAPGATE_CHROMIUM=\"${_chromium}\"")
+  DEFINITIONS "HEAPGATE_CHROMIUM=\"${_chromium}\""
+    HEAPGATE_APPROVED_DIR="${CMAKE_CURRENT_SOURCE_DIR}/approved"
+    # Screenshots and the page they show, kept for CI to upload.
+    HEAPGATE_ARTIFACT_DIR="${CMAKE_CURRENT_BINARY_DIR}/report_html_artifacts")
 unset(_chromium)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -186,6 +187,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   }
 
   void OnTestStart(const ::testing::TestInfo& info) override {
+    test_started_ = std::chrono::steady_clock::now();
     g_requests = TestRequests{};
     if (effective_mode_ == Mode::off || !recording()) return;
     // A growth child keeps one scope open across every run of the test.
@@ -201,9 +203,14 @@ class Listener : public ::testing::EmptyTestEventListener {
     scope_.emplace(full_name(info), std::move(scope_options));
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
     detail::skip_next_allocation();
+    // The clock starts after heapgate's own setup, which is not the test's time.
+    test_started_ = std::chrono::steady_clock::now();
   }
 
   void OnTestEnd(const ::testing::TestInfo& info) override {
+    // TestResult::elapsed_time() counts whole milliseconds, 0 for most unit
+    // tests; the report wants their time.
+    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - test_started_;
     std::optional<Result<ScopeResult>> measured;
     std::uint64_t fixture_bytes = 0;
     if (options_.growth_child > 0 && scope_) {
@@ -230,7 +237,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     record.file = info.file() != nullptr ? info.file() : "";
     record.line = info.line();
     record.mode = effective_mode_;
-    record.duration_ms = static_cast<double>(result.elapsed_time());
+    record.duration_ms = elapsed.count();
     record.gtest_failed = result.Failed();
     for (std::size_t i = 0; i < kMetricCount; ++i) {
       if (g_requests.limited[i]) record.budgets[std::string(to_string(static_cast<MetricName>(i)))] = g_requests.limits[i];
@@ -524,6 +531,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   Suppressions suppressions_;
   std::optional<ReportWriter> writer_;
   std::optional<ProfileScope> scope_;
+  std::chrono::steady_clock::time_point test_started_{};
   std::optional<Symbolizer> symbolizer_;
   int iteration_ = 0;
   LiveGrowth growth_;  // a growth child's live blocks after each run

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -120,6 +122,25 @@ TEST_F(GtestPlugin, CountersModeMeasuresEveryTestExactly) {
   ASSERT_NE(find(run.report, "SampleTyped/1.AllocatesOneArray"), nullptr);
   // 100 ints = 400 B, served from jemalloc's 448 B size class.
   EXPECT_EQ(find(run.report, "SampleTyped/1.AllocatesOneArray")->metrics.allocated_bytes, 448u);
+}
+
+// GoogleTest's own elapsed time counts whole milliseconds, 0 for tests like
+// these; the report has each test's time, a fraction of the whole run's.
+TEST_F(GtestPlugin, DurationsAreEachTestsOwnTimeNotWholeMilliseconds) {
+  const auto started = std::chrono::steady_clock::now();
+  SuiteRun run = run_suite("sample_suite", dir_, {kGoodTests});
+  const std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(run.has_report);
+  ASSERT_FALSE(run.report.tests.empty());
+  double sum = 0;
+  bool fractional = false;
+  for (const TestRecord& t : run.report.tests) {
+    EXPECT_GT(t.duration_ms, 0.0) << t.name;
+    sum += t.duration_ms;
+    fractional = fractional || t.duration_ms != std::floor(t.duration_ms);
+  }
+  EXPECT_TRUE(fractional) << "every duration is a whole number of milliseconds";
+  EXPECT_LT(sum, wall.count());
 }
 
 TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {

@@ -310,7 +310,10 @@ TEST(RunnerReport, RendersAnHtmlPageWithTheLeaksFlameGraph) {
   // The leak's stack, as text and as a flame graph frame with its live bytes.
   const std::size_t svg = page->find("<svg");
   ASSERT_NE(svg, std::string::npos);
-  EXPECT_NE(page->find("leak_three_blocks() (+288 bytes, ", svg), std::string::npos) << page->substr(svg);
+  const std::size_t frame = page->find("leak_three_blocks()\n", svg);
+  ASSERT_NE(frame, std::string::npos) << page->substr(svg);
+  EXPECT_NE(page->find("288 bytes now, +288 bytes against the baseline</title>", frame), std::string::npos)
+      << page->substr(frame);
   // The page is to_html() of the report the CLI read.
   auto report = read_report(dir + "/sample_suite.json");
   ASSERT_TRUE(report) << report.error().message();

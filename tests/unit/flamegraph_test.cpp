@@ -77,6 +77,13 @@ FoldedStack stack(std::vector<std::string> frames, double value) { return Folded
 
 // --- parse_folded -------------------------------------------------------------
 
+// A change graph as the HTML report draws it.
+FlamegraphOptions short_options() {
+  FlamegraphOptions options;
+  options.short_labels = true;
+  return options;
+}
+
 TEST(ParseFolded, ReadsStacksValuesAndSkipsBlankLines) {
   const std::string text =
       "main;parse;std::vector<char>::reserve(unsigned long) 4096\n"
@@ -387,6 +394,138 @@ TEST(FlamegraphSvg, LabelsAreCutToFitTheirFrame) {
   // Verdana's average glyph is ~0.59 em at 12 px.
   EXPECT_LE(static_cast<double>(big->label.size()) * 12 * 0.59, big->width);
   EXPECT_EQ(narrow->label, "");  // 3.8 px: no room for three characters
+}
+
+// The short label (data-n) drawn for a frame named `name`, in a change graph.
+std::string short_label(const std::string& name) {
+  Svg svg;
+  parse_svg(render_change_flamegraph_svg({ChangedStack{{name}, 1, 0}}, short_options()), svg);
+  for (pugi::xml_node g : svg.doc.child("svg").children("g")) {
+    if (std::string(g.child("title").text().get()).rfind("all\n", 0) == 0) continue;
+    return g.attribute("data-n").value();
+  }
+  return "<none>";
+}
+
+TEST(ChangeFlamegraph, ShortLabelsDropTypesParametersAndLongTemplateArguments) {
+  // libstdc++'s spelled-out std::string, a return type, parameters, const.
+  EXPECT_EQ(short_label("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                        "Parser::name(std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                        "const&) const at src/parser.cpp:12"),
+            "Parser::name");
+  // Short, flat template arguments stay; defaults go; long or nested ones become <…>.
+  EXPECT_EQ(short_label("std::vector<char, std::allocator<char> >::reserve(unsigned long)"), "std::vector<char>::reserve");
+  EXPECT_EQ(short_label("std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+                        "int, std::less<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                        ">, std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, "
+                        "std::allocator<char> > const, int> > >::operator[](std::__cxx11::basic_string<char, "
+                        "std::char_traits<char>, std::allocator<char> > const&)"),
+            "std::map<std::string, int>::operator[]");
+  EXPECT_EQ(short_label("void std::_Hashtable<int, std::pair<int const, Widget>, std::allocator<std::pair<int const, "
+                        "Widget> > >::_M_rehash(unsigned long)"),
+            "std::_Hashtable<\xE2\x80\xA6>::_M_rehash");
+  // Operators, anonymous namespaces and lambdas keep their names.
+  EXPECT_EQ(short_label("operator new(unsigned long)"), "operator new");
+  EXPECT_EQ(short_label("operator delete[](void*)"), "operator delete[]");
+  EXPECT_EQ(short_label("bool operator<<Key>(Key const&, Key const&)"), "operator<<Key>");
+  EXPECT_EQ(short_label("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                        "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
+                        "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&)"),
+            "std::operator+<char>");
+  EXPECT_EQ(short_label("(anonymous namespace)::load(int)"), "(anonymous namespace)::load");
+  EXPECT_EQ(short_label("Cache::fill()::{lambda(int)#1}::operator()(int) const"),
+            "Cache::fill()::{lambda(int)#1}::operator()");
+  // Not C++, or broken: as it is.
+  EXPECT_EQ(short_label("malloc"), "malloc");
+  EXPECT_EQ(short_label("[framework]"), "[framework]");
+  EXPECT_EQ(short_label("broken<(name"), "broken<(name");
+}
+
+TEST(ChangeFlamegraph, NarrowLabelsKeepTheirDistinguishingEnd) {
+  // Two siblings whose names differ only at the end, in frames too narrow
+  // for the whole name: the labels differ.
+  const std::string a = "heapgate::detail::SomeLongNamespace::Parser::grow() at src/parser.cpp:88";
+  const std::string b = "heapgate::detail::SomeLongNamespace::Parser::token() at src/parser.cpp:120";
+  FlamegraphOptions options = short_options();
+  options.width = 400;
+  Svg svg;
+  parse_svg(render_change_flamegraph_svg({ChangedStack{{a}, 100, 0}, ChangedStack{{b}, 100, 0}}, options), svg);
+  std::vector<std::string> labels;
+  for (const Frame& f : svg.frames) {
+    if (f.tip.rfind("all\n", 0) != 0) labels.push_back(f.label);
+  }
+  ASSERT_EQ(labels.size(), 2u);
+  EXPECT_EQ(labels[0].rfind("\xE2\x80\xA6", 0), 0u) << labels[0];
+  EXPECT_EQ(labels[0].substr(labels[0].size() - 12), "Parser::grow") << labels[0];
+  EXPECT_EQ(labels[1].substr(labels[1].size() - 13), "Parser::token") << labels[1];
+  EXPECT_NE(labels[0], labels[1]);
+  // The full name and location stay in the tooltip.
+  EXPECT_EQ(svg.frames[1].tip.rfind("heapgate::detail::SomeLongNamespace::Parser::grow()\nat src/parser.cpp:88\n", 0),
+            0u)
+      << svg.frames[1].tip;
+}
+
+TEST(ChangeFlamegraph, GrowthIsRedShrinkageBlueUnchangedGreyAndGoneStacksKeepTheirWidth) {
+  const std::vector<ChangedStack> stacks = {
+      {{"main", "grew()"}, 300, 200},      // 100 before
+      {{"main", "same()"}, 100, 0},        // unchanged
+      {{"main", "gone()"}, 0, -200},       // 200 before, nothing now
+      {{"main", "new()"}, 100, 100},       // nothing before
+  };
+  Svg svg;
+  parse_svg(render_change_flamegraph_svg(stacks, short_options()), svg);
+  auto frame = [&](const std::string& name) -> const Frame* {
+    for (const Frame& f : svg.frames) {
+      if (f.tip.rfind(name + "\n", 0) == 0) return &f;
+    }
+    return nullptr;
+  };
+  const Frame* grew = frame("grew()");
+  const Frame* same = frame("same()");
+  const Frame* gone = frame("gone()");
+  const Frame* fresh = frame("new()");
+  const Frame* root = frame("all");
+  ASSERT_TRUE(grew && same && gone && fresh && root);
+  // Width: the larger of before and now (300, 100, 200, 100 of 700).
+  EXPECT_NEAR(grew->width / root->width, 300.0 / 700, 1e-3);
+  EXPECT_NEAR(gone->width / root->width, 200.0 / 700, 1e-3);
+  EXPECT_EQ(grew->fill.rfind("rgb(255,", 0), 0u) << grew->fill;
+  EXPECT_EQ(fresh->fill, "rgb(255,70,70)");  // wholly new: the deepest red
+  EXPECT_EQ(same->fill, "rgb(205,205,205)");
+  EXPECT_EQ(gone->fill, "rgb(70,110,255)");  // wholly gone: the deepest blue
+  // A larger share of change is a deeper colour.
+  EXPECT_GT(std::stoi(grew->fill.substr(8)), 70);
+  EXPECT_EQ(grew->tip, "grew()\n300 bytes now, +200 bytes (+200%) against the baseline");
+  EXPECT_EQ(same->tip, "same()\n100 bytes now, unchanged against the baseline");
+  EXPECT_EQ(gone->tip, "gone()\n0 bytes now, -200 bytes (-100%) against the baseline");
+  EXPECT_EQ(fresh->tip, "new()\n100 bytes now, +100 bytes against the baseline");
+  EXPECT_EQ(root->tip, "all\n500 bytes now, +100 bytes (+25%) against the baseline");
+  EXPECT_NE(svg.text.find("red grew, blue shrank, grey unchanged"), std::string::npos) << svg.text;
+
+  // Nothing known about before: grey, and the tooltip says only what is now.
+  FlamegraphOptions unknown = short_options();
+  unknown.changes_known = false;
+  Svg plain;
+  parse_svg(render_change_flamegraph_svg(stacks, unknown), plain);
+  for (const Frame& f : plain.frames) {
+    EXPECT_EQ(f.fill, "rgb(205,205,205)") << f.tip;
+    EXPECT_EQ(f.tip.find("baseline"), std::string::npos) << f.tip;
+  }
+}
+
+TEST(ChangeFlamegraph, DrawsTheLargestChangesUpToTheCapAndCountsTheRest) {
+  std::vector<ChangedStack> stacks;
+  for (int i = 0; i < 10; ++i) stacks.push_back(ChangedStack{{"f" + std::to_string(i) + "()"}, 100, i * 10.0});
+  stacks.push_back(ChangedStack{{"bad()"}, -5, 0});
+  FlamegraphOptions options = short_options();
+  options.max_stacks = 4;
+  Svg svg;
+  parse_svg(render_change_flamegraph_svg(stacks, options), svg);
+  std::vector<std::string> drawn;
+  for (const Frame& f : svg.frames) drawn.push_back(f.tip.substr(0, f.tip.find('\n')));
+  EXPECT_EQ(drawn, (std::vector<std::string>{"all", "f6()", "f7()", "f8()", "f9()"}));
+  EXPECT_NE(svg.text.find("6 more stacks not drawn (the 4 largest are)"), std::string::npos) << svg.text;
+  EXPECT_NE(svg.text.find("1 stack with a negative or non-finite value left out"), std::string::npos) << svg.text;
 }
 
 }  // namespace

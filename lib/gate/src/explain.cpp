@@ -129,6 +129,7 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       // against what it did when the baseline was recorded.
       record.call_sites = call_sites_of(explained->stacks);
       if (baseline != nullptr && !baseline->call_sites.empty()) {
+        record.baseline_call_sites = baseline->call_sites;
         const std::string changes = explain_call_site_changes(baseline->call_sites, record.call_sites);
         if (!changes.empty()) record.message += "\nby call site, against the baseline:\n" + changes;
       } else if (record.verdict == Verdict::regressed) {

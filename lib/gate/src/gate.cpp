@@ -410,43 +410,46 @@ std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std:
   return out;
 }
 
-std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
-                                      std::size_t limit) {
-  struct Change {
-    std::string function;
-    std::string location;
-    std::int64_t allocations = 0;
-    std::int64_t bytes = 0;
-  };
-  std::map<std::string, Change> changes;
+std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after) {
+  std::map<std::string, CallSiteChange> changes;
   for (const auto& c : before) {
-    Change& ch = changes[c.function];
+    CallSiteChange& ch = changes[c.function];
     ch.function = c.function;
     ch.location = c.location;
-    ch.allocations -= static_cast<std::int64_t>(c.allocations);
-    ch.bytes -= static_cast<std::int64_t>(c.bytes);
+    ch.allocations_before += c.allocations;
+    ch.bytes_before += c.bytes;
   }
   for (const auto& c : after) {
-    Change& ch = changes[c.function];
+    CallSiteChange& ch = changes[c.function];
     ch.function = c.function;
     if (!c.location.empty()) ch.location = c.location;
-    ch.allocations += static_cast<std::int64_t>(c.allocations);
-    ch.bytes += static_cast<std::int64_t>(c.bytes);
+    ch.allocations_after += c.allocations;
+    ch.bytes_after += c.bytes;
   }
-  std::vector<Change> list;
+  std::vector<CallSiteChange> list;
   for (auto& [name, ch] : changes) {
-    if (ch.allocations != 0 || ch.bytes != 0) list.push_back(ch);
+    if (ch.allocations_delta() != 0 || ch.bytes_delta() != 0) list.push_back(ch);
   }
-  std::stable_sort(list.begin(), list.end(), [](const Change& a, const Change& b) {
+  // The map gave function order; stable keeps it among equal changes.
+  std::stable_sort(list.begin(), list.end(), [](const CallSiteChange& a, const CallSiteChange& b) {
     auto mag = [](std::int64_t v) { return v < 0 ? -v : v; };
-    return mag(a.allocations) != mag(b.allocations) ? mag(a.allocations) > mag(b.allocations) : mag(a.bytes) > mag(b.bytes);
+    return mag(a.allocations_delta()) != mag(b.allocations_delta())
+               ? mag(a.allocations_delta()) > mag(b.allocations_delta())
+               : mag(a.bytes_delta()) > mag(b.bytes_delta());
   });
+  return list;
+}
+
+std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                      std::size_t limit) {
+  const std::vector<CallSiteChange> list = call_site_changes(before, after);
   std::string out;
   for (std::size_t i = 0; i < list.size() && i < limit; ++i) {
-    const Change& c = list[i];
+    const CallSiteChange& c = list[i];
+    const std::int64_t allocations = c.allocations_delta();
     if (!out.empty()) out += '\n';
-    out += signed_count(c.allocations) + (c.allocations == 1 || c.allocations == -1 ? " allocation (" : " allocations (") +
-           signed_count(c.bytes) + " B) at " + c.function + (c.location.empty() ? "" : " (" + c.location + ")");
+    out += signed_count(allocations) + (allocations == 1 || allocations == -1 ? " allocation (" : " allocations (") +
+           signed_count(c.bytes_delta()) + " B) at " + c.function + (c.location.empty() ? "" : " (" + c.location + ")");
   }
   return out;
 }

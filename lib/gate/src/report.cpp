@@ -33,7 +33,8 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.deltas == b.deltas && a.verdict == b.verdict && a.message == b.message && a.stacks == b.stacks &&
          a.profiles == b.profiles && a.duration_ms == b.duration_ms && a.gtest_failed == b.gtest_failed &&
          a.budgets == b.budgets &&
-         a.growth == b.growth && a.call_sites == b.call_sites && a.setup_residue == b.setup_residue;
+         a.growth == b.growth && a.call_sites == b.call_sites &&
+         a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue;
 }
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
 

@@ -153,6 +153,7 @@ json record_to_json(const TestRecord& t) {
   if (t.setup_residue) out["setup_residue"] = true;
   out["budgets"] = std::move(budgets);
   if (!t.call_sites.empty()) out["call_sites"] = call_sites_to_json(t.call_sites);
+  if (!t.baseline_call_sites.empty()) out["baseline_call_sites"] = call_sites_to_json(t.baseline_call_sites);
   if (!t.growth.empty()) {
     out["growth"] = json{{"live_allocations", t.growth.live_allocations}, {"live_bytes", t.growth.live_bytes}};
   }
@@ -207,7 +208,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
-              {"baseline", "budgets", "call_sites", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
+              {"baseline", "baseline_call_sites", "budgets", "call_sites", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
                "message", "metrics", "mode", "name", "profiles", "setup_residue", "stacks", "suite", "test", "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
@@ -269,6 +270,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
         t.budgets[it.key()] = r.u64(it.value(), pointer_append(bp, it.key()));
       }
     }
+  }
+  if (const json* f = r.member(v, p, "baseline_call_sites", false)) {
+    t.baseline_call_sites = read_call_sites(r, *f, pointer_append(p, "baseline_call_sites"));
   }
   if (const json* f = r.member(v, p, "call_sites", false)) {
     t.call_sites = read_call_sites(r, *f, pointer_append(p, "call_sites"));

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 
+#include "frame_label.h"
 #include "markup.h"
 
 namespace heapgate {
@@ -93,6 +94,32 @@ std::string delta_colour(double delta, double max_delta) {
   return delta > 0 ? rgb(255, pale, pale) : rgb(pale, pale, 255);
 }
 
+// A change relative to the larger of before and now (0..1): a new frame is
+// fully red, one that halved is half blue. Small shares still get a visible
+// tint, so "changed a little" never reads as "unchanged" grey.
+std::string change_colour(double delta, double share) {
+  if (delta == 0 || !(share > 0)) return rgb(205, 205, 205);
+  // From a light tint to a deep colour that black label text stays readable on.
+  const int pale = static_cast<int>(200 - 130 * std::min(1.0, share));
+  return delta > 0 ? rgb(255, pale, pale) : rgb(pale, pale + 40, 255);
+}
+
+// The label cut to what fits `width` pixels, keeping its end, where sibling
+// names differ ("…Parser::grow" and "…Parser::token"); "" when fewer than
+// three characters fit. Whole code points; the ellipsis counts as one.
+std::string fit_label_tail(std::string_view name, double width, double glyph) {
+  const double room = (width - 6) / glyph;
+  if (room < 3) return {};
+  const auto fits = static_cast<std::size_t>(room);
+  std::vector<std::size_t> starts;  // byte offset of each code point
+  for (std::size_t i = 0; i < name.size();) {
+    starts.push_back(i);
+    i += std::max<std::size_t>(1, detail::utf8_sequence_length(name, i));
+  }
+  if (starts.size() <= fits) return std::string(name);
+  return "\xE2\x80\xA6" + std::string(name.substr(starts[starts.size() - (fits - 1)]));
+}
+
 // The name cut to what fits `width` pixels, in whole code points, ".." marking
 // the cut; "" when fewer than three characters fit (flamegraph.pl's rule).
 std::string fit_label(std::string_view name, double width, double glyph) {
@@ -118,6 +145,9 @@ struct Node {
   // Width: sum of |value| of the stacks through the frame; colour: their sum.
   double magnitude = 0;
   double net = 0;
+  // A change graph's sums of now and before.
+  double now = 0;
+  double before = 0;
   // Ordered by name: siblings are drawn in name order, as flamegraph.pl does.
   std::map<std::string_view, std::size_t> children;
 };
@@ -138,10 +168,13 @@ constexpr const char* kScript = R"JS(
   }
   var X = +svg.getAttribute('data-x'), W = +svg.getAttribute('data-w'), cw = +svg.getAttribute('data-cw');
   var details = svg.querySelector('.hg-details'), unzoom = svg.querySelector('.hg-unzoom');
+  var tail = svg.getAttribute('data-tail') === '1';
   function fit(n, w) {
     var k = Math.floor((w - 6) / cw);
     if (k < 3) return '';
-    return n.length <= k ? n : n.substring(0, k - 2) + '..';
+    var p = Array.from(n);
+    if (p.length <= k) return n;
+    return tail ? '\u2026' + p.slice(p.length - (k - 1)).join('') : p.slice(0, k - 2).join('') + '..';
   }
   function place(f, x, w) {
     f.r.setAttribute('x', x.toFixed(2));
@@ -151,7 +184,8 @@ constexpr const char* kScript = R"JS(
   }
   var frames = Array.prototype.map.call(svg.querySelectorAll('g.hg-f'), function (g) {
     var r = g.querySelector('rect'), tip = g.querySelector('title').textContent;
-    var f = {g: g, r: r, t: g.querySelector('text'), n: tip.substring(0, tip.lastIndexOf(' (')),
+    var n = g.hasAttribute('data-n') ? g.getAttribute('data-n') : tip.substring(0, tip.lastIndexOf(' ('));
+    var f = {g: g, r: r, t: g.querySelector('text'), n: n,
              x: +r.getAttribute('x'), w: +r.getAttribute('width'), y: +r.getAttribute('y')};
     g.addEventListener('click', function () { zoom(f); });
     g.addEventListener('mouseover', function () { details.textContent = tip; });
@@ -178,13 +212,26 @@ constexpr const char* kScript = R"JS(
 })();
 )JS";
 
-}  // namespace
+// The three kinds of graph share layout and drawing; they differ in what a
+// frame's width and colour mean and in what its tooltip says.
+enum class Kind { plain, differential, change };
 
-std::string_view flame_unit(Metric metric) noexcept {
-  return metric == Metric::live_bytes || metric == Metric::accum_bytes ? "bytes" : "objects";
-}
+// One stack to draw, already checked: width >= 0, all finite.
+struct Entry {
+  const std::vector<std::string>* frames;
+  double width;
+  double net;
+  double now;
+  double before;
+};
 
-std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const FlamegraphOptions& options) {
+// The notes of stacks the caller left out (nothing to draw, or over the cap).
+struct LeftOut {
+  std::size_t invalid = 0;
+  std::size_t over_cap = 0;
+};
+
+std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& options, Kind kind, LeftOut left) {
   const double width = std::max(200, options.width);
   const double frame_height = std::clamp(options.frame_height, 12, 40);
   const double font_size = std::min(12.0, frame_height - 3);
@@ -194,18 +241,16 @@ std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const 
   // Merge the stacks into a tree; node 0 is the root, "all".
   std::vector<Node> nodes(1);
   nodes[0].name = "all";
-  std::size_t left_out = 0;
-  for (const FoldedStack& s : stacks) {
-    if (s.value == 0) continue;
-    if (!std::isfinite(s.value) || (!options.differential && s.value < 0)) {
-      ++left_out;
-      continue;
-    }
-    const double magnitude = std::fabs(s.value);
+  for (const Entry& s : entries) {
     std::size_t at = 0;
-    nodes[0].magnitude += magnitude;
-    nodes[0].net += s.value;
-    for (const std::string& frame : s.frames) {
+    auto add = [&s](Node& n) {
+      n.magnitude += s.width;
+      n.net += s.net;
+      n.now += s.now;
+      n.before += s.before;
+    };
+    add(nodes[0]);
+    for (const std::string& frame : *s.frames) {
       auto found = nodes[at].children.find(frame);
       std::size_t next;
       if (found == nodes[at].children.end()) {
@@ -217,8 +262,7 @@ std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const 
       } else {
         next = found->second;
       }
-      nodes[next].magnitude += magnitude;
-      nodes[next].net += s.value;
+      add(nodes[next]);
       at = next;
     }
   }
@@ -270,7 +314,7 @@ std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const 
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heapgate-flame\" version=\"1.1\" width=\"" + coord(width) +
          "\" height=\"" + coord(height) + "\" viewBox=\"0 0 " + coord(width) + " " + coord(height) + "\" data-x=\"" +
          coord(kSidePad) + "\" data-w=\"" + coord(draw_width) + "\" data-cw=\"" + coord(glyph) +
-         "\" font-family=\"Verdana, 'DejaVu Sans', sans-serif\" font-size=\"" + coord(font_size) + "\">\n";
+         "\"" + (options.short_labels ? " data-tail=\"1\"" : "") + " font-family=\"Verdana, 'DejaVu Sans', sans-serif\" font-size=\"" + coord(font_size) + "\">\n";
   // Scoped by class: the same element may sit inline in an HTML page.
   out +=
       "<style>svg.heapgate-flame g.hg-f:hover rect{stroke:#000;stroke-width:0.5}"
@@ -298,27 +342,59 @@ std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const 
   for (const Drawn& d : drawn) {
     const Node& n = nodes[d.node];
     const double y = base_y - static_cast<double>(d.depth + 1) * frame_height;
-    const double shown = options.differential ? n.net : n.magnitude;
-    const std::string tip = std::string(n.name) + " (" + quantity(shown, options.differential) + unit + ", " +
-                            fixed(100.0 * n.magnitude / total, 2) + "%)";
-    const std::string fill = options.differential ? delta_colour(n.net, max_delta) : name_colour(n.name);
-    out += "<g class=\"hg-f\"><title>" + detail::escape_markup(tip) + "</title><rect x=\"" + coord(d.x) + "\" y=\"" +
-           coord(y) + "\" width=\"" + coord(d.width) + "\" height=\"" + coord(frame_height - 1) + "\" fill=\"" + fill +
+    std::string tip;
+    std::string fill;
+    if (kind == Kind::change) {
+      const detail::FrameParts parts = detail::split_frame(n.name);
+      tip = parts.function + (parts.location.empty() ? "" : "\nat " + parts.location) + "\n" + quantity(n.now, false) +
+            unit + " now";
+      if (!options.changes_known) {
+        // Nothing to say about before.
+      } else if (n.net == 0) {
+        tip += ", unchanged against the baseline";
+      } else {
+        tip += ", " + quantity(n.net, true) + unit +
+               (n.before > 0 ? " (" + quantity(std::round(1000.0 * n.net / n.before) / 10.0, true) + "%)" : "") +
+               " against the baseline";
+      }
+      fill = change_colour(options.changes_known ? n.net : 0, n.magnitude > 0 ? std::fabs(n.net) / n.magnitude : 0);
+    } else {
+      const bool signed_values = kind == Kind::differential;
+      tip = std::string(n.name) + " (" + quantity(signed_values ? n.net : n.magnitude, signed_values) + unit + ", " +
+            fixed(100.0 * n.magnitude / total, 2) + "%)";
+      fill = signed_values ? delta_colour(n.net, max_delta) : name_colour(n.name);
+    }
+    const std::string label_source =
+        options.short_labels ? (d.node == 0 ? std::string(n.name) : detail::short_frame_label(n.name)) : std::string();
+    const std::string label = options.short_labels ? fit_label_tail(label_source, d.width, glyph)
+                                                   : fit_label(n.name, d.width, glyph);
+    out += "<g class=\"hg-f\"" +
+           (options.short_labels ? " data-n=\"" + detail::escape_markup(label_source) + "\"" : std::string()) +
+           "><title>" + detail::escape_markup(tip) + "</title><rect x=\"" + coord(d.x) + "\" y=\"" + coord(y) +
+           "\" width=\"" + coord(d.width) + "\" height=\"" + coord(frame_height - 1) + "\" fill=\"" + fill +
            "\" rx=\"2\" ry=\"2\"/><text x=\"" + coord(d.x + 3) + "\" y=\"" + coord(y + frame_height - 4.5) + "\">" +
-           detail::escape_markup(fit_label(n.name, d.width, glyph)) + "</text></g>\n";
+           detail::escape_markup(label) + "</text></g>\n";
   }
 
   std::vector<std::string> notes;
-  if (options.differential && !drawn.empty()) {
+  if (kind == Kind::differential && !drawn.empty()) {
     notes.push_back("width: |change|; red grew, blue shrank");
+  }
+  if (kind == Kind::change && !drawn.empty()) {
+    notes.push_back(options.changes_known ? "width: the larger of before and now; red grew, blue shrank, grey unchanged"
+                                          : "width: now; no baseline to compare with");
   }
   if (dropped > 0) {
     notes.push_back(std::to_string(dropped) + (dropped == 1 ? " frame" : " frames") + " narrower than " +
                     coord(options.min_frame_width) + " px not drawn");
   }
-  if (left_out > 0) {
-    notes.push_back(std::to_string(left_out) + (left_out == 1 ? " stack" : " stacks") +
-                    (options.differential ? " with a non-finite value" : " with a negative or non-finite value") +
+  if (left.over_cap > 0) {
+    notes.push_back(std::to_string(left.over_cap) + (left.over_cap == 1 ? " more stack" : " more stacks") +
+                    " not drawn (the " + std::to_string(options.max_stacks) + " largest are)");
+  }
+  if (left.invalid > 0) {
+    notes.push_back(std::to_string(left.invalid) + (left.invalid == 1 ? " stack" : " stacks") +
+                    (kind == Kind::differential ? " with a non-finite value" : " with a negative or non-finite value") +
                     " left out");
   }
   std::string note;
@@ -338,6 +414,63 @@ std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const 
   }
   out += "</svg>\n";
   return out;
+}
+
+
+// The largest `cap` entries by |net|, then width (all when cap is 0 or not
+// exceeded), in their original order, so the layout does not depend on the cap.
+std::vector<Entry> capped(std::vector<Entry> entries, std::size_t cap, LeftOut& left) {
+  if (cap == 0 || entries.size() <= cap) return entries;
+  std::vector<std::size_t> order(entries.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double na = std::fabs(entries[a].net), nb = std::fabs(entries[b].net);
+    return na != nb ? na > nb : entries[a].width > entries[b].width;
+  });
+  order.resize(cap);
+  std::sort(order.begin(), order.end());
+  std::vector<Entry> kept;
+  for (std::size_t i : order) kept.push_back(entries[i]);
+  left.over_cap = entries.size() - cap;
+  return kept;
+}
+
+}  // namespace
+
+std::string_view flame_unit(Metric metric) noexcept {
+  return metric == Metric::live_bytes || metric == Metric::accum_bytes ? "bytes" : "objects";
+}
+
+std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const FlamegraphOptions& options) {
+  std::vector<Entry> entries;
+  LeftOut left;
+  for (const FoldedStack& s : stacks) {
+    if (s.value == 0) continue;
+    if (!std::isfinite(s.value) || (!options.differential && s.value < 0)) {
+      ++left.invalid;
+      continue;
+    }
+    entries.push_back(Entry{&s.frames, std::fabs(s.value), s.value, 0, 0});
+  }
+  entries = capped(std::move(entries), options.max_stacks, left);
+  return render(entries, options, options.differential ? Kind::differential : Kind::plain, left);
+}
+
+std::string render_change_flamegraph_svg(const std::vector<ChangedStack>& stacks, const FlamegraphOptions& options) {
+  std::vector<Entry> entries;
+  LeftOut left;
+  for (const ChangedStack& s : stacks) {
+    if (!std::isfinite(s.value) || !std::isfinite(s.delta) || s.value < 0) {
+      ++left.invalid;
+      continue;
+    }
+    const double before = std::max(0.0, s.value - s.delta);
+    const double width = std::max(s.value, before);
+    if (width == 0) continue;
+    entries.push_back(Entry{&s.frames, width, s.value - before, s.value, before});
+  }
+  entries = capped(std::move(entries), options.max_stacks, left);
+  return render(entries, options, Kind::change, left);
 }
 
 }  // namespace heapgate

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 
 #include "heapgate/flamegraph.h"
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
+#include "frame_label.h"
 #include "markup.h"
 #include "report_text.h"
 
@@ -43,6 +45,12 @@ table.run th{font-weight:600;width:1%;white-space:nowrap}
 section.test{border:1px solid #d0d7de;border-radius:6px;padding:12px 14px;margin:14px 0}
 ol.stacks li{margin-bottom:8px}figure{margin:10px 0}figcaption{color:#57606a;font-size:12px}
 figure svg{max-width:100%;height:auto;border:1px solid #d0d7de}
+td.up strong{color:#cf222e}td.down strong{color:#1a7f37}
+table.changes th{font-weight:600}table.changes tr.beyond.up td.delta{color:#cf222e;font-weight:600}
+table.changes tr.beyond.down td.delta{color:#1a7f37;font-weight:600}
+.flame-tools{margin:4px 0}.flame-tools input{font:inherit;padding:3px 6px;width:22em;border:1px solid #d0d7de;border-radius:6px}
+svg.heapgate-flame g.hg-match rect{fill:rgb(214,0,214)}
+details.stacks summary{cursor:pointer;color:#57606a}
 )CSS";
 
 std::string esc(std::string_view text) { return escape_markup(text); }
@@ -73,7 +81,9 @@ std::string percent(double ratio) {
 
 std::string milliseconds(double ms) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f", ms > 0 ? ms : 0.0);
+  // Most unit tests take well under a millisecond: show them as such, not as 0.0.
+  const double v = ms > 0 ? ms : 0.0;
+  std::snprintf(buf, sizeof buf, v < 1 ? "%.2f" : "%.1f", v);
   return buf;
 }
 
@@ -136,27 +146,164 @@ const FlameMetric* flame_metric(const TestRecord& t) {
   return nullptr;
 }
 
+// The stacks of a test as changes against its baseline. The baseline keeps
+// call sites, not stacks, so a stack takes the relative change of its call
+// site (the site call_sites_of() charges it to): a site that doubled makes
+// half of each of its stacks new. A site that is gone has no stack left and
+// is drawn as a single frame of what it allocated before. A leak's stacks are
+// the live blocks each further run added: all of them are growth.
+std::vector<ChangedStack> changed_stacks(const TestRecord& t, const FlameMetric& metric) {
+  const bool counts_objects = metric.field == &ScaledCounts::accum_objects || metric.field == &ScaledCounts::live_objects;
+  const bool live = metric.field == &ScaledCounts::live_bytes || metric.field == &ScaledCounts::live_objects;
+  const std::vector<CallSiteChange> sites = call_site_changes(t.baseline_call_sites, t.call_sites);
+  std::map<std::string, const CallSiteChange*> by_function;
+  for (const CallSiteChange& c : sites) by_function[c.function] = &c;
+
+  std::vector<ChangedStack> out;
+  for (const StackSample& s : t.stacks) {
+    ChangedStack c;
+    c.frames.assign(s.frames.rbegin(), s.frames.rend());
+    c.value = s.counts.*(metric.field);
+    if (t.verdict == Verdict::leaked || live) {
+      c.delta = t.verdict == Verdict::leaked ? c.value : 0;
+    } else if (!t.baseline_call_sites.empty()) {
+      const std::vector<CallSite> own = call_sites_of({s}, 1);
+      auto found = own.empty() ? by_function.end() : by_function.find(own.front().function);
+      if (found != by_function.end()) {
+        const CallSiteChange& site = *found->second;
+        const double after = static_cast<double>(counts_objects ? site.allocations_after : site.bytes_after);
+        const double delta = static_cast<double>(counts_objects ? site.allocations_delta() : site.bytes_delta());
+        if (after > 0) c.delta = c.value * std::max(-1.0, delta / after);
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  if (t.verdict != Verdict::leaked && !live) {
+    for (const CallSiteChange& site : sites) {
+      if (site.allocations_after != 0 || site.bytes_after != 0) continue;
+      ChangedStack gone;
+      gone.frames = {site.function + (site.location.empty() ? "" : " at " + site.location)};
+      gone.delta = -static_cast<double>(counts_objects ? site.allocations_before : site.bytes_before);
+      out.push_back(std::move(gone));
+    }
+  }
+  return out;
+}
+
+// Enough for any test's explanation; more would make the page slow to open.
+constexpr std::size_t kMaxFlameStacks = 200;
+
 std::string flame_graph(const TestRecord& t) {
   const FlameMetric* metric = flame_metric(t);
   if (metric == nullptr) return {};
-  std::vector<FoldedStack> stacks;
-  for (const StackSample& s : t.stacks) {
-    FoldedStack f;
-    f.frames.assign(s.frames.rbegin(), s.frames.rend());
-    f.value = s.counts.*(metric->field);
-    stacks.push_back(std::move(f));
-  }
+  const std::vector<ChangedStack> stacks = changed_stacks(t, *metric);
   FlamegraphOptions options;
   options.title = t.name;
-  options.subtitle = std::string(metric->label) + " by call stack (top " + std::to_string(t.stacks.size()) +
-                     (t.stacks.size() == 1 ? " stack)" : " stacks)");
+  options.subtitle = std::string(metric->label) + " by call stack, " + std::to_string(t.stacks.size()) +
+                     (t.stacks.size() == 1 ? " stack" : " stacks");
   options.unit = metric->unit;
-  options.differential = true;
   options.xml_declaration = false;
-  return "<figure class=\"flame\">" + render_flamegraph_svg(stacks, options) + "<figcaption>Flame graph of the " +
-         esc(metric->label) +
-         " of the stacks above: the root at the bottom, callees above their callers, width = |change|, red grew, "
-         "blue shrank. Hover a frame for its numbers; click to zoom.</figcaption></figure>\n";
+  options.short_labels = true;
+  options.max_stacks = kMaxFlameStacks;
+  // Call sites count allocations, not live blocks: outside a leak, a graph of
+  // live blocks has nothing to compare with.
+  const bool live = metric->field == &ScaledCounts::live_bytes || metric->field == &ScaledCounts::live_objects;
+  options.changes_known = t.verdict == Verdict::leaked || (!live && !t.baseline_call_sites.empty());
+  std::string colour;
+  if (t.verdict == Verdict::leaked) {
+    colour = "Red: the live blocks each further run of the test added.";
+  } else if (options.changes_known) {
+    colour = "Red grew, blue shrank, grey unchanged: each stack takes the change of its call site against the "
+             "baseline; deeper colour, larger share.";
+  } else {
+    colour = "Grey: the baseline records no call sites to compare with (accepting this run records them).";
+  }
+  return "<figure class=\"flame\"><div class=\"flame-tools\"><input type=\"search\" class=\"hg-search\" "
+         "placeholder=\"Search frames: name or file\" aria-label=\"Search frames\"> <span class=\"hg-found muted "
+         "small\"></span></div>" +
+         render_change_flamegraph_svg(stacks, options) + "<figcaption>Differential flame graph of the " +
+         esc(metric->label) + ": the root at the bottom, callees above their callers, width = the larger of "
+         "baseline and now. " + esc(colour) +
+         " Hover a frame for its full name, file:line and change; click to zoom; search highlights matching "
+         "frames.</figcaption></figure>\n";
+}
+
+// "+56 (4 → 60)": the change, then before and after.
+std::string change_cell(std::int64_t delta, std::uint64_t before, std::uint64_t after) {
+  std::string cls = delta > 0 ? "num up" : delta < 0 ? "num down" : "num";
+  return "<td class=\"" + cls + "\"><strong>" + signed_number(delta) + "</strong> <span class=\"muted\">(" +
+         std::to_string(before) + " \xE2\x86\x92 " + std::to_string(after) + ")</span></td>";
+}
+
+// A function name shortened for reading; the full one on hover.
+std::string short_name_html(const std::string& function) {
+  return "<code title=\"" + esc(function) + "\">" + esc(detail::short_function_name(function)) + "</code>";
+}
+
+// What changed, as numbers: every metric that moved, and the budgets.
+std::string changes_table(const TestRecord& t) {
+  std::string rows;
+  for (const MetricDelta& d : t.deltas) {
+    if (d.delta == 0 && !d.beyond_tolerance) continue;
+    std::string cls = d.beyond_tolerance ? (d.delta > 0 ? " class=\"beyond up\"" : " class=\"beyond down\"") : "";
+    rows += "<tr" + cls + "><th>" + esc(to_string(d.metric)) + "</th><td class=\"num\">" +
+            std::to_string(d.baseline) + "</td><td class=\"num\">" + std::to_string(d.current) +
+            "</td><td class=\"num delta\">" + signed_number(d.delta) +
+            (d.baseline != 0 ? " (" + percent(d.ratio) + ")" : "") + "</td><td class=\"num limit\">\xC2\xB1" +
+            std::to_string(d.limit) + (d.beyond_tolerance ? " exceeded" : "") + "</td></tr>\n";
+  }
+  std::string out;
+  if (!rows.empty()) {
+    out += "<table class=\"changes\"><thead><tr><th>metric</th><th>baseline</th><th>now</th><th>change</th>"
+           "<th>allowed</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
+  }
+  std::vector<std::string> other;
+  if (t.verdict == Verdict::leaked || t.verdict == Verdict::over_budget) other = detail::key_facts(t);
+  if (!other.empty()) {
+    out += "<ul class=\"facts\">";
+    for (const auto& f : other) out += "<li>" + esc(f) + "</li>";
+    out += "</ul>\n";
+  }
+  return out;
+}
+
+// The call sites that changed against the baseline (call_site_changes()),
+// or this run's call sites when the baseline records none.
+std::string call_sites_table(const TestRecord& t) {
+  std::string out;
+  if (!t.baseline_call_sites.empty()) {
+    const std::vector<CallSiteChange> changes = call_site_changes(t.baseline_call_sites, t.call_sites);
+    if (changes.empty()) return "<p class=\"muted\">No call site changed against the baseline.</p>\n";
+    out += "<h4>Call sites that changed</h4>\n<table class=\"sites\"><thead><tr><th>allocations</th><th>bytes</th>"
+           "<th>call site</th><th>where</th></tr></thead><tbody>\n";
+    for (const CallSiteChange& c : changes) {
+      out += "<tr>" + change_cell(c.allocations_delta(), c.allocations_before, c.allocations_after) +
+             change_cell(c.bytes_delta(), c.bytes_before, c.bytes_after) + "<td>" + short_name_html(c.function) +
+             "</td><td><code>" + esc(c.location) + "</code></td></tr>\n";
+    }
+    return out + "</tbody></table>\n";
+  }
+  if (t.call_sites.empty()) return {};
+  out += "<h4>Call sites in this run</h4>\n<p class=\"muted small\">The baseline records no call sites to compare "
+         "with; accepting this run records these.</p>\n<table class=\"sites\"><thead><tr><th>allocations</th>"
+         "<th>bytes</th><th>call site</th><th>where</th></tr></thead><tbody>\n";
+  for (const CallSite& c : t.call_sites) {
+    out += "<tr><td class=\"num\">" + std::to_string(c.allocations) + "</td><td class=\"num\">" +
+           std::to_string(c.bytes) + "</td><td>" + short_name_html(c.function) + "</td><td><code>" +
+           esc(c.location) + "</code></td></tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+// The message without the block the call-site table shows as numbers.
+std::string message_without_call_sites(const TestRecord& t) {
+  if (t.baseline_call_sites.empty()) return t.message;
+  const std::string header = "\nby call site, against the baseline:\n";
+  const std::size_t at = t.message.find(header);
+  if (at == std::string::npos) return t.message;
+  // The block runs to the end of the message or to a blank line.
+  const std::size_t end = t.message.find("\n\n", at + header.size());
+  return t.message.substr(0, at) + (end == std::string::npos ? "" : t.message.substr(end + 1));
 }
 
 std::string details_section(const TestRecord& t, std::size_t index, bool strict) {
@@ -169,27 +316,31 @@ std::string details_section(const TestRecord& t, std::size_t index, bool strict)
   out += "<p class=\"muted small\">";
   for (std::size_t i = 0; i < where.size(); ++i) out += (i == 0 ? "" : " \xC2\xB7 ") + where[i];
   out += "</p>\n";
-  const std::vector<std::string> facts = detail::key_facts(t);
-  if (!facts.empty()) {
-    out += "<ul class=\"facts\">";
-    for (const auto& f : facts) out += "<li>" + esc(f) + "</li>";
-    out += "</ul>\n";
-  }
-  if (!t.message.empty()) out += "<pre class=\"message\">" + esc(t.message) + "</pre>\n";
+  // Numbers first, then the call sites, then the words once, then the picture.
+  out += changes_table(t);
+  out += call_sites_table(t);
+  const std::string message = message_without_call_sites(t);
+  if (!message.empty()) out += "<pre class=\"message\">" + esc(message) + "</pre>\n";
   if (t.gtest_failed) out += "<p class=\"note\">The test also failed its own assertions (see its log).</p>\n";
   if (t.stacks.empty()) {
     out +=
         "<p class=\"muted\">No stacks were recorded for this test: they come from heapgate's exact-mode re-run "
         "of a failing test (--heapgate_explain).</p>\n";
   } else {
-    out += "<h4>Top stacks</h4>\n<ol class=\"stacks\">\n";
+    out += flame_graph(t);
+    out += "<details class=\"stacks\"><summary>The " + std::to_string(t.stacks.size()) +
+           (t.stacks.size() == 1 ? " stack" : " stacks") + " as text</summary>\n<ol class=\"stacks\">\n";
     for (const StackSample& s : t.stacks) {
       out += "<li><div>" + esc(detail::describe_stack_counts(s)) + ", at:</div><pre>";
-      for (std::size_t f = 0; f < s.frames.size(); ++f) out += (f == 0 ? "" : "\n") + esc(s.frames[f]);
+      for (std::size_t f = 0; f < s.frames.size(); ++f) {
+        const detail::FrameParts parts = detail::split_frame(s.frames[f]);
+        out += (f == 0 ? "" : "\n") + std::string("<span title=\"") + esc(s.frames[f]) + "\">" +
+               esc(detail::short_function_name(parts.function)) + "</span>" +
+               (parts.location.empty() ? "" : " <span class=\"muted\">" + esc(parts.location) + "</span>");
+      }
       out += "</pre></li>\n";
     }
-    out += "</ol>\n";
-    out += flame_graph(t);
+    out += "</ol></details>\n";
   }
   if (!t.profiles.empty()) {
     out += "<p class=\"muted small\">Profiles:";
@@ -199,6 +350,29 @@ std::string details_section(const TestRecord& t, std::size_t index, bool strict)
   out += "</section>\n";
   return out;
 }
+
+// The search boxes of the flame graphs, and a marker that the page's scripts
+// ran to the end (the browser test reads it).
+constexpr const char* kPageScript = R"JS(
+(function () {
+  Array.prototype.forEach.call(document.querySelectorAll('figure.flame'), function (fig) {
+    var box = fig.querySelector('input.hg-search'), found = fig.querySelector('.hg-found');
+    var frames = fig.querySelectorAll('g.hg-f');
+    function search() {
+      var term = box.value.trim().toLowerCase(), n = 0;
+      Array.prototype.forEach.call(frames, function (g) {
+        var text = ((g.getAttribute('data-n') || '') + '\n' + g.querySelector('title').textContent).toLowerCase();
+        var hit = term !== '' && text.indexOf(term) >= 0;
+        g.classList.toggle('hg-match', hit);
+        if (hit) n++;
+      });
+      found.textContent = term === '' ? '' : n + (n === 1 ? ' frame matches' : ' frames match');
+    }
+    box.addEventListener('input', search);
+  });
+  document.body.setAttribute('data-heapgate-ready', '1');
+})();
+)JS";
 
 }  // namespace
 
@@ -297,6 +471,7 @@ std::string to_html(const Report& report) {
     out += details_section(t, i, strict);
   }
   out += "<p class=\"muted small\">Generated by heapgate from a " + esc(kReportSchema) + " report.</p>\n";
+  out += "<script>" + std::string(kPageScript) + "</script>\n";
   out += "</body>\n</html>\n";
   return out;
 }

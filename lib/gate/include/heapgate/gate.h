@@ -198,6 +198,31 @@ std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verd
 /// are kept, by allocations descending.
 std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit = 8);
 
+/// How one call site changed between a baseline and this run.
+struct CallSiteChange {
+  /// CallSite::function, the key.
+  std::string function;
+  /// This run's location, else the baseline's; "" when neither has one.
+  std::string location;
+  /// What the site allocated in the baseline and now (0 for a new or gone site).
+  std::uint64_t allocations_before = 0;
+  std::uint64_t allocations_after = 0;
+  std::uint64_t bytes_before = 0;
+  std::uint64_t bytes_after = 0;
+
+  std::int64_t allocations_delta() const noexcept {
+    return static_cast<std::int64_t>(allocations_after) - static_cast<std::int64_t>(allocations_before);
+  }
+  std::int64_t bytes_delta() const noexcept {
+    return static_cast<std::int64_t>(bytes_after) - static_cast<std::int64_t>(bytes_before);
+  }
+};
+
+/// The call sites that changed between `before` and `after` (matched by
+/// function; unchanged ones left out), largest change in allocations first,
+/// then in bytes, then by function. Pure.
+std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after);
+
 /// The change between a baseline's call sites and this run's, one line per
 /// changed site, largest change first, at most `limit`:
 /// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)";

@@ -110,6 +110,10 @@ struct TestRecord {
   /// "call_sites", absent when empty); accepting the record stores them in
   /// the baseline.
   std::vector<CallSite> call_sites;
+  /// The baseline entry's call sites when this record's were compared with
+  /// them (JSON "baseline_call_sites", absent when empty), so a report can
+  /// show the change per call site (call_site_changes(), gate.h).
+  std::vector<CallSite> baseline_call_sites;
   /// The live blocks the test left were judged one-time setup (they stayed
   /// level across repetitions, or within what the baseline recorded as
   /// setup); JSON "setup_residue", absent when false. Accepting the record

@@ -47,6 +47,20 @@ struct FlamegraphOptions {
   /// `<svg>` element to put inline into HTML. The element uses no ids, so
   /// several can share one page.
   bool xml_declaration = true;
+  /// Labels show each frame's function shortened for reading (template
+  /// arguments, return type and parameters left out; see
+  /// render_change_flamegraph_svg); a label too long for its frame keeps its
+  /// end ("…Parser::grow"), where sibling names differ. Every frame's `<g>`
+  /// carries the shortened name in `data-n`, for the page's search box; its
+  /// `<title>` keeps the full name. Off: the name itself, cut with "..".
+  bool short_labels = false;
+  /// At most this many stacks are drawn, the largest (by |change|, then by
+  /// value) first; the others are counted in the note. 0: all of them.
+  std::size_t max_stacks = 0;
+  /// For render_change_flamegraph_svg: false when nothing is known about
+  /// before (no baseline to compare with): every frame is grey and its
+  /// tooltip gives only what it holds now.
+  bool changes_known = true;
 };
 
 /// A self-contained SVG flame graph (flamegraph.pl's layout: the root, "all",
@@ -60,5 +74,27 @@ struct FlamegraphOptions {
 /// (colours come from the names, numbers are printed in the C locale). No
 /// stacks with a drawable value: a valid SVG saying "no samples". Pure.
 std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const FlamegraphOptions& options);
+
+/// One stack of a change flame graph: what it holds now and how that changed.
+struct ChangedStack {
+  /// Frames, outermost (root) first; "function at file:line" where known.
+  std::vector<std::string> frames;
+  /// Now; >= 0.
+  double value = 0;
+  /// Now minus before (before = value - delta, taken as >= 0).
+  double delta = 0;
+};
+
+/// A differential flame graph of how stacks changed: a frame is as wide as
+/// the larger of its now and before sums (so a stack that shrank to nothing
+/// still shows), and coloured by its change relative to that: growth red,
+/// shrinkage blue, deeper for a larger share (a wholly new frame is fully
+/// red), unchanged grey. The tooltip of a frame reads
+/// "FUNCTION\nat FILE:LINE\nNOW UNIT now, CHANGE (PCT%) against the baseline"
+/// with the full function name (the location line only when known; PCT only
+/// when before is not 0; "unchanged" for no change). Non-finite or negative values are left out and
+/// counted in the note. Otherwise as render_flamegraph_svg (whose
+/// `differential` option is ignored here). Deterministic; pure.
+std::string render_change_flamegraph_svg(const std::vector<ChangedStack>& stacks, const FlamegraphOptions& options);
 
 }  // namespace heapgate

@@ -44,10 +44,15 @@ std::string to_markdown(const Report& report);
 /// works offline): a headline with the count per verdict, the run, a table of
 /// all tests (problems first) with each metric as baseline → current, delta
 /// and limit, then a section per test that regressed, leaked or is over
-/// budget: its message, its top stacks (StackSample, innermost frame first)
-/// and a differential flame graph of them (render_flamegraph_svg), in the
-/// metric that explains the verdict (live bytes for a leak, allocated bytes
-/// otherwise). Every text from the report is escaped. Pure.
+/// budget: the metrics that changed, the call sites that changed against the
+/// baseline (TestRecord::baseline_call_sites against call_sites; this run's
+/// call sites when the baseline has none), its message once, and a
+/// differential flame graph of its stacks (render_change_flamegraph_svg, at
+/// most 200 stacks, short labels, a search box) in the metric that explains
+/// the verdict (live bytes for a leak, allocated bytes otherwise); the stacks
+/// as text in a collapsed list. Every text from the report is escaped. The
+/// page's script sets `data-heapgate-ready="1"` on `<body>` when it has run.
+/// Pure.
 std::string to_html(const Report& report);
 
 /// Writes `<stem>.json`, `<stem>.junit.xml` and `<stem>.md` atomically into
