@@ -116,6 +116,24 @@ TEST(ShardedCi, MergedShardsGateAndAcceptLikeOneUnshardedRun) {
   }
 }
 
+TEST(ShardedCi, BazelsShardingVariablesShardTheSuite) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  const std::string root = testing::make_temp_dir();
+  const auto unsharded = verdicts(run_shards(root + "/u", 0, "").front());
+  std::vector<std::string> files;
+  for (int i = 0; i < 2; ++i) {
+    const std::string status = root + "/status-" + std::to_string(i);
+    run({testing::helper_binary("sample_suite"), "--heapgate_report=" + root + "/b", std::string("--gtest_filter=") + kFilter},
+        {"TEST_TOTAL_SHARDS=2", "TEST_SHARD_INDEX=" + std::to_string(i), "TEST_SHARD_STATUS_FILE=" + status});
+    EXPECT_TRUE(sys::exists(status)) << "Bazel reads this file as: the test honours sharding";
+    files.push_back(root + "/b/sample_suite.shard-" + std::to_string(i) + "-of-2.json");
+    auto shard = read_report(files.back());
+    ASSERT_TRUE(shard) << shard.error().message();
+    EXPECT_LT(shard->tests.size(), kTests) << "each shard runs only its part";
+  }
+  EXPECT_EQ(verdicts(merge(files, root + "/merged")), unsharded);
+}
+
 TEST(ShardedCi, MergeRefusesAMissingOrRepeatedShard) {
   HEAPGATE_REQUIRE_COUNTERS();
   const std::string root = testing::make_temp_dir();
