@@ -6,6 +6,7 @@
 // times, a "regression" without rebuilding.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -48,6 +49,17 @@ __attribute__((noinline)) void replace_global_setting() {
   delete g_current_setting;
   g_current_setting = new std::string(200, 'y');
 }
+
+// SAMPLE_PRINT_TMPDIR=1: tests/e2e/shard_merge_test.cpp reads from each
+// shard's log where `heapgate run` sent its temporary files.
+[[maybe_unused]] const bool g_printed_temp_dirs = [] {
+  if (std::getenv("SAMPLE_PRINT_TMPDIR") != nullptr) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    const char* test_tmpdir = std::getenv("TEST_TMPDIR");
+    std::printf("TMPDIR=%s TEST_TMPDIR=%s \n", tmpdir ? tmpdir : "", test_tmpdir ? test_tmpdir : "");
+  }
+  return true;
+}();
 
 }  // namespace
 

@@ -6,7 +6,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "heapgate/allocator.h"
+#include "heapgate/sys.h"
 
 namespace heapgate {
 
@@ -22,6 +26,13 @@ Fingerprint runtime_fingerprint() {
   if (::uname(&names) == 0) f["arch"] = names.machine;
   const long page = ::sysconf(_SC_PAGESIZE);
   if (page > 0) f["page_size"] = std::to_string(page);
+  // Tests that build paths under the temporary directory allocate more bytes
+  // (and, as strings grow, more blocks) for a longer one: only its length
+  // matters, and `heapgate run` keeps it the same for every shard and run.
+  f["temp_dir_length"] = std::to_string(sys::temp_root().size());
+  if (const char* test_tmpdir = std::getenv("TEST_TMPDIR"); test_tmpdir != nullptr && *test_tmpdir != '\0') {
+    f["test_tmpdir_length"] = std::to_string(std::string_view(test_tmpdir).size());
+  }
   return f;
 }
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "heapgate/report.h"
@@ -56,9 +57,47 @@ Result<void> agree(const char* field, const std::string& a, const std::string& b
                          "merge only the shards of one run of one binary"));
 }
 
+// All reports agree on total_shards when this runs.
+Result<void> check_shards(const std::vector<Report>& reports, MissingShards allow) {
+  const int total = reports.front().run.total_shards;
+  if (total <= 0) return {};
+  const std::string of = " of " + std::to_string(total);
+  std::map<int, std::size_t> seen;  // shard index -> report number (1-based)
+  for (std::size_t i = 0; i < reports.size(); ++i) {
+    const int index = reports[i].run.shard_index;
+    if (index < 0 || index >= total) {
+      return fail(make_error(ErrorCode::conflict, "run.shard_index",
+                             "report " + std::to_string(i + 1) + " is shard " + std::to_string(index) + of +
+                                 ", which does not exist (shards count from 0)",
+                             "merge the reports the shards of one run wrote"));
+    }
+    auto [it, inserted] = seen.emplace(index, i + 1);
+    if (!inserted) {
+      return fail(make_error(ErrorCode::conflict, "run.shard_index",
+                             "shard " + std::to_string(index) + of + " is given twice (reports " +
+                                 std::to_string(it->second) + " and " + std::to_string(i + 1) + ")",
+                             "pass each shard's report once"));
+    }
+  }
+  std::string missing;
+  int missing_count = 0;
+  for (int index = 0; index < total; ++index) {
+    if (seen.count(index) != 0) continue;
+    ++missing_count;
+    if (missing_count <= 10) missing += (missing.empty() ? "" : ", ") + std::to_string(index);
+  }
+  if (missing_count == 0 || allow == MissingShards::allow) return {};
+  if (missing_count > 10) missing += ", …";
+  return fail(make_error(ErrorCode::conflict, "run.shard_index",
+                         (missing_count == 1 ? "shard " : "shards ") + missing + of +
+                             (missing_count == 1 ? " is" : " are") + " missing: their tests would not be gated",
+                         "pass the reports of all " + std::to_string(total) +
+                             " shards (did a shard's CI job fail before uploading its report?)"));
+}
+
 }  // namespace
 
-Result<Report> merge_reports(const std::vector<Report>& reports) {
+Result<Report> merge_reports(const std::vector<Report>& reports, MissingShards missing) {
   if (reports.empty()) {
     return fail(make_error(ErrorCode::invalid_argument, "reports", "nothing to merge", "pass at least one report"));
   }
@@ -88,6 +127,7 @@ Result<Report> merge_reports(const std::vector<Report>& reports) {
   for (const auto& h : hosts) merged.run.host += (merged.run.host.empty() ? "" : ", ") + h;
   merged.run.unavailable_reason.clear();
   for (const auto& r : reasons) merged.run.unavailable_reason += (merged.run.unavailable_reason.empty() ? "" : "; ") + r;
+  if (auto shards = check_shards(reports, missing); !shards) return fail(shards.error());
   merged.run.shard_index = -1;
   merged.run.total_shards = 0;
 

@@ -178,7 +178,12 @@ void sort_tests(Report& report);
 /// agree (else `conflict` naming the field and both values); host keeps the
 /// distinct hosts joined by ", "; started_at the earliest; strict and
 /// unavailable_reason any input's; complete only if all are; the shard
-/// fields become -1 and 0. An empty list is `invalid_argument`. Pure.
-Result<Report> merge_reports(const std::vector<Report>& reports);
+/// fields become -1 and 0. Shard reports (total_shards N > 0) must be each
+/// of the N shards exactly once: a missing shard (a CI job that failed to
+/// upload its report would otherwise drop its tests from the gate silently)
+/// or a shard given twice is a `conflict` naming the shard. An empty list is
+/// `invalid_argument`. Pure.
+enum class MissingShards { refuse, allow };
+Result<Report> merge_reports(const std::vector<Report>& reports, MissingShards missing = MissingShards::refuse);
 
 }  // namespace heapgate
