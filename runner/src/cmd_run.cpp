@@ -269,7 +269,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     }
   } remove_scratch{*scratch};
   auto shard_temp_dir = [&](int i) {
-    char name[16];
+    char name[32];
     std::snprintf(name, sizeof name, "/shard-%03d", i);
     return *scratch + name;
   };
