@@ -221,6 +221,9 @@ def run_templates(args):
         # The environment's compiler cache when it has one (a developer's, or
         # heapgate's own CI cache), else one kept in the build directory.
         "CCACHE_DIR": os.environ.get("CCACHE_DIR") or os.path.abspath(args.ccache),
+        # Hits whatever the scratch directory's path: with -g, ccache would
+        # otherwise hash the working directory in.
+        "CCACHE_NOHASHDIR": "true",
         "BENCHMARK_BINARY": "build/wordcount_bench",
         # What the CI systems provide.
         "CI": "true", "GITHUB_WORKSPACE": work, "GITHUB_STEP_SUMMARY": summary,
