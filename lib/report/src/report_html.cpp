@@ -257,8 +257,13 @@ std::string changes_table(const TestRecord& t) {
     out += "<table class=\"changes\"><thead><tr><th>metric</th><th>baseline</th><th>now</th><th>change</th>"
            "<th>allowed</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
   }
+  // A leak's or a budget's facts, unless the message below says them already.
   std::vector<std::string> other;
-  if (t.verdict == Verdict::leaked || t.verdict == Verdict::over_budget) other = detail::key_facts(t);
+  if (t.verdict == Verdict::leaked || t.verdict == Verdict::over_budget) {
+    for (std::string& f : detail::key_facts(t)) {
+      if (t.message.find(f) == std::string::npos) other.push_back(std::move(f));
+    }
+  }
   if (!other.empty()) {
     out += "<ul class=\"facts\">";
     for (const auto& f : other) out += "<li>" + esc(f) + "</li>";
