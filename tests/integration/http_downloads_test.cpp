@@ -18,6 +18,7 @@
 #if HEAPGATE_TEST_PPROF
 #include <zlib.h>
 
+#include "gunzip_test_support.h"
 #include "profile.pb.h"
 #endif
 #include "test_support.h"
@@ -46,26 +47,6 @@ std::string finished_run(TestServer& t) {
   return json::parse(stop->body)["id"].get<std::string>();
 }
 
-#if HEAPGATE_TEST_PPROF
-std::string gunzip(const std::string& bytes) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
-  std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  int status = Z_OK;
-  char buffer[64 * 1024];
-  while (status == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buffer);
-    z.avail_out = sizeof buffer;
-    status = inflate(&z, Z_NO_FLUSH);
-    out.append(buffer, sizeof buffer - z.avail_out);
-  }
-  EXPECT_EQ(status, Z_STREAM_END);
-  inflateEnd(&z);
-  return out;
-}
-#endif
 
 TEST(HttpDownloads, TextNamesTheWorkloadNotTheAllocator) {
   HEAPGATE_REQUIRE_PROFILING();

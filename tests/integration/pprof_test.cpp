@@ -21,6 +21,7 @@
 #include "heapgate/report.h"
 #include "heapgate/symbolizer.h"
 #include "heapgate/sys.h"
+#include "gunzip_test_support.h"
 #include "profile.pb.h"
 #include "test_support.h"
 #include "workload_runner.h"
@@ -29,25 +30,7 @@ namespace heapgate {
 namespace {
 
 namespace pb = perftools::profiles;
-
-std::string gunzip(const std::string& bytes) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
-  std::string out;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  z.avail_in = static_cast<uInt>(bytes.size());
-  int status = Z_OK;
-  char buffer[64 * 1024];
-  while (status == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buffer);
-    z.avail_out = sizeof buffer;
-    status = inflate(&z, Z_NO_FLUSH);
-    out.append(buffer, sizeof buffer - z.avail_out);
-  }
-  EXPECT_EQ(status, Z_STREAM_END) << "not a complete gzip stream";
-  inflateEnd(&z);
-  return out;
-}
+using testing::gunzip;
 
 pb::Profile parsed(const std::string& gz) {
   pb::Profile profile;

@@ -302,20 +302,31 @@ std::string address_text(const sockaddr_storage& address, int& port) {
 
 // One request, whole in memory, and the socket its answer goes to. Reading
 // never waits on the client: past the request, the stream is at its end.
-class RequestStream final : public httplib::Stream {
+// Reads one request already whole in memory: in[0, request_end).
+class BufferedRequest : public httplib::Stream {
  public:
-  RequestStream(int fd, const std::string& in, std::size_t request_end, std::chrono::milliseconds write_timeout)
-      : fd_(fd), in_(in), end_(request_end), write_timeout_ms_(static_cast<int>(write_timeout.count())) {}
+  BufferedRequest(const std::string& in, std::size_t request_end) : in_(in), end_(request_end) {}
 
   bool is_readable() const override { return offset_ < end_; }
-  bool is_writable() const override { return wait_writable(); }
-
   ssize_t read(char* ptr, std::size_t size) override {
     const std::size_t n = std::min(size, end_ - offset_);
     std::memcpy(ptr, in_.data() + offset_, n);
     offset_ += n;
     return static_cast<ssize_t>(n);
   }
+
+ private:
+  const std::string& in_;
+  const std::size_t end_;
+  std::size_t offset_ = 0;
+};
+
+class RequestStream final : public BufferedRequest {
+ public:
+  RequestStream(int fd, const std::string& in, std::size_t request_end, std::chrono::milliseconds write_timeout)
+      : BufferedRequest(in, request_end), fd_(fd), write_timeout_ms_(static_cast<int>(write_timeout.count())) {}
+
+  bool is_writable() const override { return wait_writable(); }
 
   ssize_t write(const char* ptr, std::size_t size) override {
     std::size_t sent = 0;
@@ -357,26 +368,16 @@ class RequestStream final : public httplib::Stream {
   }
 
   const int fd_;
-  const std::string& in_;
-  const std::size_t end_;
   const int write_timeout_ms_;
-  std::size_t offset_ = 0;
 };
 
 // One request, whole in memory, whose answer is appended to a string.
-class MemoryStream final : public httplib::Stream {
+class MemoryStream final : public BufferedRequest {
  public:
   MemoryStream(const std::string& in, std::size_t request_end, std::string& out)
-      : in_(in), end_(request_end), out_(out) {}
+      : BufferedRequest(in, request_end), out_(out) {}
 
-  bool is_readable() const override { return offset_ < end_; }
   bool is_writable() const override { return true; }
-  ssize_t read(char* ptr, std::size_t size) override {
-    const std::size_t n = std::min(size, end_ - offset_);
-    std::memcpy(ptr, in_.data() + offset_, n);
-    offset_ += n;
-    return static_cast<ssize_t>(n);
-  }
   ssize_t write(const char* ptr, std::size_t size) override {
     out_.append(ptr, size);
     return static_cast<ssize_t>(size);
@@ -392,10 +393,7 @@ class MemoryStream final : public httplib::Stream {
   socket_t socket() const override { return INVALID_SOCKET; }
 
  private:
-  const std::string& in_;
-  const std::size_t end_;
   std::string& out_;
-  std::size_t offset_ = 0;
 };
 
 }  // namespace
