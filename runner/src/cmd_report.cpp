@@ -101,13 +101,17 @@ int run_report(ReportOptions options) {
     options.inputs.insert(options.inputs.begin(), options.action);
     options.action.clear();
   } else if (kActions.count(options.action) == 0) {
-    return bad_input(make_error(ErrorCode::invalid_argument, "heapgate report " + options.action,
-                                "not an action; expected merge, junit, markdown or html",
-                                "e.g. heapgate report markdown report.json, or heapgate report report.json --pprof DIR"));
+    // The usage style of the command line's other checks ("heapgate report: action: ...").
+    std::fprintf(stderr,
+                 "heapgate report: action: %s not in {merge,junit,markdown,html}; fix: see heapgate report --help "
+                 "(heapgate report REPORT.json --pprof DIR writes only pprof files)\n",
+                 options.action.c_str());
+    return kExitBadInput;
   }
   if (options.inputs.empty()) {
-    return bad_input(make_error(ErrorCode::invalid_argument, "heapgate report " + options.action,
-                                "no report given", "name a report file or directory after the action"));
+    std::fprintf(stderr, "heapgate report %s: no report given; fix: name a report file or directory after the action\n",
+                 options.action.c_str());
+    return kExitBadInput;
   }
   std::vector<Report> reports;
   for (const auto& input : options.inputs) {

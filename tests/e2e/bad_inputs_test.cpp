@@ -274,7 +274,7 @@ TEST_F(BadInputs, BI08_DirectoryForAFile) {
 TEST_F(BadInputs, BI09_BadEnumValue) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "--format", "pdf", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
-                 "heapgate diff: --format: pdf not in {text,folded,svg,jeprof}; fix: see heapgate diff --help");
+                 "heapgate diff: --format: pdf not in {text,folded,svg,jeprof,pprof}; fix: see heapgate diff --help");
 }
 
 TEST_F(BadInputs, BI10_BadMetric) {
@@ -359,7 +359,8 @@ TEST_F(BadInputs, BI21_RunMissingSuppressions) {
 TEST_F(BadInputs, BI22_ReportBadAction) {
   write(dir_ + "/r.json", report_json());
   expect_refused(heapgate_cli({"report", "pdf", dir_ + "/r.json"}), 2,
-                 "heapgate report: action: pdf not in {merge,junit,markdown,html}; fix: see heapgate report --help");
+                 "heapgate report: action: pdf not in {merge,junit,markdown,html}; fix: see heapgate report --help "
+                 "(heapgate report REPORT.json --pprof DIR writes only pprof files)");
 }
 
 TEST_F(BadInputs, BI23_ReportTwoFilesWithoutMerge) {
@@ -404,7 +405,7 @@ TEST_F(BadInputs, BI27_FetchNothingListening) {
                  "heapgate: http://127.0.0.1:" + std::to_string(port) +
                      "/memory-profiler/start: cannot connect (connection refused, unknown host or no route); fix: "
                      "check --url and that the service runs with its memory profiler enabled (heapgate: "
-                     "HEAPGATE_MEMORY_PROFILING=true; Mesos: --memory_profiling)");
+                     "HEAPGATE_MEMORY_PROFILING=true, address in HEAPGATE_HTTP=HOST:PORT; Mesos: --memory_profiling)");
   EXPECT_FALSE(fs::exists(dir_ + "/p.heap"));
 }
 
@@ -881,7 +882,7 @@ TEST_F(BadInputs, BI79_HttpUnknownPath) {
   EXPECT_EQ(res->body,
             "Not found: '/memory-profiler/nope' is not an endpoint; use /memory-profiler/{start,stop,state,statistics,"
             "download/raw,download/text,download/graph} or /heapgate/{heap_profile,download/folded,download/"
-            "flamegraph,diff}.\n");
+            "flamegraph,download/pprof,diff}.\n");
 }
 
 TEST_F(BadInputs, BI80_HttpMethodNotAllowed) {
