@@ -25,22 +25,15 @@ bool allocator_location(const Location& location) {
   return true;
 }
 
-void add_counts(Counts& into, const Counts& more) {
-  into.live_objects += more.live_objects;
-  into.live_bytes += more.live_bytes;
-  into.accum_objects += more.accum_objects;
-  into.accum_bytes += more.accum_bytes;
-}
-
 void merge_record(StackRecord& into, const StackRecord& more) {
-  add_counts(into.counts, more.counts);
+  into.counts += more.counts;
   for (const ThreadCounts& thread : more.threads) {
     auto same = std::find_if(into.threads.begin(), into.threads.end(),
                              [&](const ThreadCounts& t) { return t.thread_uid == thread.thread_uid; });
     if (same == into.threads.end()) {
       into.threads.push_back(thread);
     } else {
-      add_counts(same->counts, thread.counts);
+      same->counts += thread.counts;
     }
   }
 }

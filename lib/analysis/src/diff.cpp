@@ -19,13 +19,6 @@ ScaledCounts minus(const ScaledCounts& a, const ScaledCounts& b) {
                       a.accum_bytes - b.accum_bytes};
 }
 
-void add(ScaledCounts& to, const ScaledCounts& from) {
-  to.live_objects += from.live_objects;
-  to.live_bytes += from.live_bytes;
-  to.accum_objects += from.accum_objects;
-  to.accum_bytes += from.accum_bytes;
-}
-
 bool is_zero(const ScaledCounts& c) {
   return c.live_objects == 0 && c.live_bytes == 0 && c.accum_objects == 0 && c.accum_bytes == 0;
 }
@@ -52,7 +45,7 @@ std::vector<Group> groups(const std::vector<NormalizedStack>& stacks) {
   out.reserve(stacks.size());
   for (std::size_t i : key_order(stacks)) {
     if (out.empty() || *out.back().frames != stacks[i].frames) out.push_back(Group{&stacks[i].frames, {}});
-    add(out.back().counts, stacks[i].scaled);
+    out.back().counts += stacks[i].scaled;
   }
   return out;
 }

@@ -34,20 +34,6 @@ struct KeyHash {
   }
 };
 
-void add(ScaledCounts& to, const ScaledCounts& from) {
-  to.live_objects += from.live_objects;
-  to.live_bytes += from.live_bytes;
-  to.accum_objects += from.accum_objects;
-  to.accum_bytes += from.accum_bytes;
-}
-
-void add(Counts& to, const Counts& from) {
-  to.live_objects += from.live_objects;
-  to.live_bytes += from.live_bytes;
-  to.accum_objects += from.accum_objects;
-  to.accum_bytes += from.accum_bytes;
-}
-
 std::string_view base_name(std::string_view path) {
   auto slash = path.rfind('/');
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
@@ -200,10 +186,10 @@ NormalizedProfile Normalizer::run(const Profile& profile) {
     }
     NormalizedStack& stack = stacks[found->second];
     const StackRecord& record = profile.stacks[i];
-    add(stack.counts, record.counts);
+    stack.counts += record.counts;
     const ScaledCounts scaled = unsample(record.counts, profile.sample_period);
-    add(stack.scaled, scaled);
-    add(out.scaled_totals, scaled);
+    stack.scaled += scaled;
+    out.scaled_totals += scaled;
   });
 
   // Sort by key text: order the distinct names once, then compare ranks.

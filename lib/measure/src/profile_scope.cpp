@@ -252,11 +252,7 @@ Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
   } else {
     ScaledCounts sum;
     for (const auto& stack : profile->stacks) {
-      ScaledCounts s = unsample(stack.counts, profile->sample_period);
-      sum.live_objects += s.live_objects;
-      sum.live_bytes += s.live_bytes;
-      sum.accum_objects += s.accum_objects;
-      sum.accum_bytes += s.accum_bytes;
+      sum += unsample(stack.counts, profile->sample_period);
     }
     result.allocations = round_count(sum.accum_objects);
     result.allocated_bytes = round_count(sum.accum_bytes);

@@ -27,6 +27,13 @@ struct Counts {
            a.accum_objects == b.accum_objects && a.accum_bytes == b.accum_bytes;
   }
   friend bool operator!=(const Counts& a, const Counts& b) { return !(a == b); }
+  Counts& operator+=(const Counts& more) {
+    live_objects += more.live_objects;
+    live_bytes += more.live_bytes;
+    accum_objects += more.accum_objects;
+    accum_bytes += more.accum_bytes;
+    return *this;
+  }
 };
 
 /// Counts after un-sampling, as jeprof computes them (`AdjustSamples`). For a
@@ -36,6 +43,14 @@ struct ScaledCounts {
   double live_bytes = 0;
   double accum_objects = 0;
   double accum_bytes = 0;
+
+  ScaledCounts& operator+=(const ScaledCounts& more) {
+    live_objects += more.live_objects;
+    live_bytes += more.live_bytes;
+    accum_objects += more.accum_objects;
+    accum_bytes += more.accum_bytes;
+    return *this;
+  }
 
   /// Exact comparison: sums of the same records compare equal.
   friend bool operator==(const ScaledCounts& a, const ScaledCounts& b) {
