@@ -12,3 +12,4 @@ heapgate_add_test(gate_test SOURCES unit/gate_test.cpp LABELS report)
 heapgate_add_test(report_test SOURCES unit/report_test.cpp LABELS report LIBRARIES pugixml::pugixml
   DEFINITIONS ${HEAPGATE_REPORT_TEST_DEFINITIONS})
 heapgate_add_test(report_writer_test SOURCES unit/report_writer_test.cpp LABELS report)
+heapgate_add_test(sampling_tolerance_test SOURCES unit/sampling_tolerance_test.cpp LABELS report)

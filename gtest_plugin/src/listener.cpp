@@ -265,6 +265,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, fixture_bytes);
     }
     record.estimated = scope.estimated;
+    record.standard_errors = standard_errors_of(scope);
     if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
     record.growth = std::move(growth_);
     growth_ = {};
@@ -396,6 +397,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     Observation observation;
     observation.mode = record.mode;
     observation.metrics = record.metrics;
+    observation.standard_errors = record.standard_errors;
     observation.own_failure = record.gtest_failed;
     for (std::size_t i = 0; i < kMetricCount; ++i) {
       if (g_requests.limited[i]) observation.budgets[static_cast<MetricName>(i)] = g_requests.limits[i];

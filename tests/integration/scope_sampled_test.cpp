@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // `sampled` mode: counts are estimates, scaled back up as jeprof does, and say so.
+#include <cmath>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -28,6 +29,39 @@ TEST(SampledMode, EstimatesLargeAllocationsAndSaysSo) {
   // 100 MiB at one sample per 512 KiB: ~200 samples, so within 25% with overwhelming probability.
   EXPECT_NEAR(static_cast<double>(r->live_bytes), truth, truth * 0.25);
   EXPECT_NEAR(static_cast<double>(r->allocations), 400.0, 100.0);
+}
+
+TEST(SampledMode, EstimatesCarryTheirStandardErrors) {
+  HEAPGATE_REQUIRE_MODE(Mode::sampled);
+  std::vector<void*> keep;
+  keep.reserve(400);
+  ProfileScope scope{"sampled", ScopeOptions{Mode::sampled}};
+  testing::allocate_blocks(keep, 400, 256 * 1024);
+  auto r = scope.finish();
+  testing::free_blocks(keep);
+  ASSERT_TRUE(r) << r.error().message();
+  // The model's error for 400 blocks each sampled with p = 1 - e^-0.5:
+  // sqrt(400 (1 - p) / p) = 24.8 blocks; the estimate from the sample is near it.
+  const double p = 1 - std::exp(-0.5);
+  const double model = std::sqrt(400 * (1 - p) / p);
+  EXPECT_NEAR(r->sampling_errors.live_allocations, model, model * 0.5);
+  EXPECT_NEAR(r->sampling_errors.allocations, model, model * 0.5);
+  EXPECT_GT(r->sampling_errors.live_bytes, 0);
+  // Within 4 standard errors of the truth: fails once in ~16,000 runs.
+  EXPECT_NEAR(static_cast<double>(r->live_allocations), 400.0, 4 * r->sampling_errors.live_allocations);
+  EXPECT_NEAR(static_cast<double>(r->live_bytes), 400.0 * 256 * 1024, 4 * r->sampling_errors.live_bytes);
+}
+
+TEST(SampledMode, CountedScopesHaveNoSamplingError) {
+  ProfileScope scope{"counted", ScopeOptions{Mode::counters}};
+  std::vector<void*> keep;
+  testing::allocate_blocks(keep, 10, 64);
+  auto r = scope.finish();
+  testing::free_blocks(keep);
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_FALSE(r->estimated);
+  EXPECT_EQ(r->sampling_errors.allocations, 0);
+  EXPECT_EQ(r->sampling_errors.live_bytes, 0);
 }
 
 TEST(SampledMode, ExactIsRefusedAtAnotherSampleRate) {

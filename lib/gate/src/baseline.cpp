@@ -70,7 +70,8 @@ json tolerances_to_json(const Tolerances& t) {
 
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
-         a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise;
+         a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
+         a.standard_errors == b.standard_errors;
 }
 
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
@@ -120,7 +121,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"call_sites", "metrics", "mode", "noise", "setup_residue", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"call_sites", "metrics", "mode", "noise", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -158,6 +159,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
           }
           entry.noise = band;
         }
+      }
+      if (const json* errors = r.member(e, p, "standard_errors", false)) {
+        entry.standard_errors = r.metrics(*errors, pointer_append(p, "standard_errors"));
       }
       if (const json* setup = r.member(e, p, "setup_residue", false)) {
         entry.setup_residue = r.boolean(*setup, pointer_append(p, "setup_residue"));
@@ -199,6 +203,7 @@ std::string to_json(const Baseline& baseline) {
     e["top_stacks"] = entry.top_stacks;
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
     if (entry.setup_residue) e["setup_residue"] = true;
+    if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);
     if (entry.noise) {
       e["noise"] = json{{"runs", entry.noise->runs},
                         {"low", detail::metrics_to_json(entry.noise->low)},

@@ -3,9 +3,13 @@
 #include "heapgate/gate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <utility>
+
+#include "heapgate/sampling.h"
 
 namespace heapgate {
 namespace {
@@ -95,17 +99,49 @@ bool is_library_frame(const std::string& function) {
 
 std::string signed_count(std::int64_t v) { return (v >= 0 ? "+" : "") + std::to_string(v); }
 
+// "sampled: baseline ±1200, this run ±1300 (standard errors); 3 of them of the difference"
+std::string describe_sampling_limit(MetricName m, const BaselineEntry* baseline, const std::optional<Metrics>& errors) {
+  auto error = [m](const std::optional<Metrics>& e) {
+    return e ? "\xC2\xB1" + std::to_string(get(*e, m)) : std::string("unknown");
+  };
+  char z[16];
+  std::snprintf(z, sizeof z, "%g", kSamplingConfidenceZ);
+  return "sampled estimates: standard error " + error(baseline->standard_errors) + " in the baseline, " + error(errors) +
+         " in this run; the limit is " + z + " standard errors of their difference";
+}
+
 }  // namespace
 
+std::uint64_t sampling_tolerance(double baseline_error, double current_error) noexcept {
+  const double limit = std::ceil(kSamplingConfidenceZ * std::sqrt(baseline_error * baseline_error + current_error * current_error));
+  if (!(limit > 0)) return 0;
+  if (limit >= 1.8e19) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(limit);
+}
+
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
-                               std::optional<Mode> current_mode) {
+                               std::optional<Mode> current_mode, const std::optional<Metrics>& current_errors) {
   Comparison c;
   if (baseline == nullptr) {
     c.verdict = Verdict::new_test;
     c.explanation = "new: the baseline has no entry for this test; accept this run to record one.";
     return c;
   }
-  const Tolerances& used = baseline->tolerance ? *baseline->tolerance : tolerances;
+  Tolerances used = baseline->tolerance ? *baseline->tolerance : tolerances;
+  // Two sampled estimates differ by chance: the tolerance of each estimated
+  // metric is the sampling error of their difference. A side without errors
+  // (a baseline recorded before they were kept) is taken to be as uncertain
+  // as the other.
+  const bool both_sampled = baseline->mode == Mode::sampled && current_mode == Mode::sampled;
+  const bool by_sampling = both_sampled && !baseline->tolerance && (current_errors || baseline->standard_errors);
+  if (by_sampling) {
+    const Metrics& now = current_errors ? *current_errors : *baseline->standard_errors;
+    const Metrics& then = baseline->standard_errors ? *baseline->standard_errors : *current_errors;
+    for (MetricName m : kMetricNames) {
+      if (m == MetricName::peak_bytes) continue;  // counted by the hooks, not estimated
+      used[m] = Tolerance{sampling_tolerance(static_cast<double>(get(then, m)), static_cast<double>(get(now, m))), 0.0};
+    }
+  }
   std::string grew;
   std::string shrank;
   std::string noisy;
@@ -135,6 +171,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       list += describe(d);
       list += d.delta > 0 ? ", limit +" : ", limit -";
       list += std::to_string(d.limit);
+      if (by_sampling && m != MetricName::peak_bytes) list += " (" + describe_sampling_limit(m, baseline, current_errors) + ")";
     }
     c.deltas.push_back(d);
   }
@@ -231,7 +268,8 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   }
   const Metrics& m = *observation.metrics;
   if (baseline != nullptr) j.baseline = baseline->metrics;
-  const Comparison comparison = compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode);
+  const Comparison comparison = compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode,
+                                                    observation.standard_errors);
   j.deltas = comparison.deltas;
   if (observation.own_failure) {
     // GoogleTest keeps a failed assertion's message and result records until
@@ -312,6 +350,7 @@ Observation observation_of(const TestRecord& record) {
   o.mode = record.mode;
   if (record.verdict != Verdict::unavailable && record.mode != Mode::off) {
     o.metrics = record.metrics;
+    o.standard_errors = record.standard_errors;
   } else {
     o.unavailable_reason = record.message;
   }
@@ -522,6 +561,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
     e.call_sites = t.call_sites;
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
+    if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
     out[t.name] = std::move(e);
   }
   return out;

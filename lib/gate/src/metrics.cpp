@@ -9,6 +9,7 @@
 #include <string>
 
 #include "heapgate/profile_scope.h"
+#include "heapgate/sampling.h"
 
 namespace heapgate {
 namespace {
@@ -123,6 +124,31 @@ Metrics from_scope(const ScopeResult& scope) noexcept {
   m.live_bytes = scope.live_bytes;
   m.peak_bytes = scope.peak_bytes;
   return m;
+}
+
+std::optional<Metrics> standard_errors_of(const ScopeResult& scope) {
+  if (!scope.estimated) return std::nullopt;
+  auto up = [](double e) -> std::uint64_t {
+    if (!(e > 0)) return 0;
+    if (e >= 1.8e19) return std::numeric_limits<std::uint64_t>::max();
+    return static_cast<std::uint64_t>(std::ceil(e));
+  };
+  Metrics m;
+  m.allocations = up(scope.sampling_errors.allocations);
+  m.allocated_bytes = up(scope.sampling_errors.allocated_bytes);
+  m.live_allocations = up(scope.sampling_errors.live_allocations);
+  m.live_bytes = up(scope.sampling_errors.live_bytes);
+  return m;
+}
+
+std::string estimate_interval(std::uint64_t value, std::uint64_t standard_error) {
+  if (standard_error == 0) return {};
+  const double half = std::ceil(kSamplingConfidenceZ * static_cast<double>(standard_error));
+  const double v = static_cast<double>(value);
+  const double low = v > half ? v - half : 0;
+  const double high = v + half;
+  auto whole = [](double x) { return x >= 1.8e19 ? std::string("18446744073709551615") : std::to_string(static_cast<std::uint64_t>(x)); };
+  return whole(low) + "\xE2\x80\x93" + whole(high);  // en dash
 }
 
 bool operator==(const CallSite& a, const CallSite& b) noexcept {

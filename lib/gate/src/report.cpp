@@ -35,7 +35,8 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.profiles == b.profiles && a.duration_ms == b.duration_ms && a.gtest_failed == b.gtest_failed &&
          a.budgets == b.budgets &&
          a.growth == b.growth && a.call_sites == b.call_sites &&
-         a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue;
+         a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue &&
+         a.standard_errors == b.standard_errors;
 }
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
 

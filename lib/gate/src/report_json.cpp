@@ -143,6 +143,7 @@ json record_to_json(const TestRecord& t) {
   out["estimated"] = t.estimated;
   out["metrics"] = metrics_to_json(t.metrics);
   out["baseline"] = t.baseline ? metrics_to_json(*t.baseline) : json(nullptr);
+  if (t.standard_errors) out["standard_errors"] = metrics_to_json(*t.standard_errors);
   out["deltas"] = std::move(deltas);
   out["verdict"] = std::string(to_string(t.verdict));
   out["message"] = t.message;
@@ -209,7 +210,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
               {"baseline", "baseline_call_sites", "budgets", "call_sites", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
-               "message", "metrics", "mode", "name", "profiles", "setup_residue", "stacks", "suite", "test", "verdict"});
+               "message", "metrics", "mode", "name", "profiles", "setup_residue", "stacks", "standard_errors", "suite", "test",
+               "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
   std::size_t dot = t.name.find('.');
@@ -236,6 +238,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (const json* f = r.member(v, p, "metrics", true)) t.metrics = r.metrics(*f, pointer_append(p, "metrics"));
   if (const json* f = r.member(v, p, "baseline", false); f != nullptr && !f->is_null()) {
     t.baseline = r.metrics(*f, pointer_append(p, "baseline"));
+  }
+  if (const json* f = r.member(v, p, "standard_errors", false)) {
+    t.standard_errors = r.metrics(*f, pointer_append(p, "standard_errors"));
   }
   if (const json* f = r.member(v, p, "deltas", false)) {
     std::string dp = pointer_append(p, "deltas");

@@ -259,6 +259,7 @@ Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
     result.live_allocations = round_count(sum.live_objects);
     result.live_bytes = round_count(sum.live_bytes);
     result.estimated = true;
+    result.sampling_errors = sampling_errors(*profile);
   }
   return result;
 }

@@ -110,6 +110,10 @@ std::string metric_cell(const TestRecord& t, MetricName m) {
   } else {
     body += "<div>" + tilde + std::to_string(get(t.metrics, m)) + "</div>";
   }
+  if (t.standard_errors) {
+    const std::string interval = estimate_interval(get(t.metrics, m), get(*t.standard_errors, m));
+    if (!interval.empty()) body += "<div class=\"limit\" title=\"99.7% interval of the sampled estimate\">" + interval + "</div>";
+  }
   auto budget = t.budgets.find(std::string(to_string(m)));
   if (budget != t.budgets.end()) {
     const bool over = get(t.metrics, m) > budget->second;

@@ -107,7 +107,14 @@ std::string to_markdown(const Report& report) {
   out += " ---: |\n";
   for (const auto& t : report.tests) {
     out += "| " + code_cell(t.name) + " | " + std::string(to_string(t.verdict)) + " |";
-    for (MetricName m : kMetricNames) out += " " + std::string(t.estimated ? "~" : "") + std::to_string(get(t.metrics, m)) + " |";
+    for (MetricName m : kMetricNames) {
+      out += " " + std::string(t.estimated ? "~" : "") + std::to_string(get(t.metrics, m));
+      if (t.standard_errors) {
+        const std::string interval = estimate_interval(get(t.metrics, m), get(*t.standard_errors, m));
+        if (!interval.empty()) out += " (" + interval + ")";
+      }
+      out += " |";
+    }
     out += " " + milliseconds(t.duration_ms) + " |\n";
   }
   out += "\n</details>\n";

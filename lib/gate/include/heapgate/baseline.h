@@ -83,6 +83,10 @@ struct BaselineEntry {
   /// tolerance); see compare_to_baseline(). Kept on update unless the new
   /// entry brings its own, like a hand-edited tolerance.
   std::optional<NoiseBand> noise = std::nullopt;
+  /// `sampled` entries: the standard errors of `metrics` (JSON
+  /// "standard_errors", absent otherwise), so the gate can set each metric's
+  /// tolerance from both runs' sampling error (docs/design.md §6b).
+  std::optional<Metrics> standard_errors = std::nullopt;
 };
 
 /// Field-by-field equality.

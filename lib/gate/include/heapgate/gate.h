@@ -89,6 +89,8 @@ struct Observation {
   Mode mode = Mode::off;
   /// The measured metrics; nullopt when nothing could be measured.
   std::optional<Metrics> metrics;
+  /// `sampled`: the standard errors of the estimated metrics (TestRecord::standard_errors).
+  std::optional<Metrics> standard_errors;
   /// Why nothing was measured (metrics is nullopt).
   std::string unavailable_reason;
   /// The test failed its own assertions (or the benchmark reported an error).
@@ -156,9 +158,19 @@ struct Comparison {
 /// one, else `tolerances`. Any metric that grew beyond tolerance → regressed;
 /// otherwise any that shrank beyond it → improved; otherwise pass. When
 /// exactly one of `current_mode` and the baseline's mode is `sampled`, the
-/// explanation says the two are measured differently. Pure.
+/// explanation says the two are measured differently. When both are
+/// `sampled` and standard errors are known (`current_errors`, the entry's
+/// own), each estimated metric's tolerance is sampling_tolerance() instead
+/// of the fixed one, unless the entry has its own tolerances. Pure.
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
-                               std::optional<Mode> current_mode = std::nullopt);
+                               std::optional<Mode> current_mode = std::nullopt,
+                               const std::optional<Metrics>& current_errors = std::nullopt);
+
+/// How far a sampled estimate may move from a sampled baseline by chance:
+/// kSamplingConfidenceZ standard errors of the difference of two independent
+/// estimates, ceil(z * sqrt(baseline_error^2 + current_error^2)), in the
+/// metric's unit (docs/design.md §6b). Pure.
+std::uint64_t sampling_tolerance(double baseline_error, double current_error) noexcept;
 
 /// "leaked 3 allocations (96 bytes) still live at the end of the test", or ""
 /// when nothing is live. `where` replaces "at the end of the test".

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -72,6 +73,15 @@ Result<std::uint64_t> parse_size(std::string_view text);
 /// `bytes_only` fallback scope gives zero counts and peak (see ScopeResult).
 Metrics from_scope(const ScopeResult& scope) noexcept;
 
+/// The standard errors of a sampled scope's metrics (ScopeResult::sampling_errors),
+/// rounded up; peak_bytes, counted by the hooks and not estimated, gets 0.
+/// nullopt for exact counts.
+std::optional<Metrics> standard_errors_of(const ScopeResult& scope);
+
+/// The interval a sampled estimate lies in: `value` ± kSamplingConfidenceZ
+/// standard errors, floored at 0, as "900–1500". "" when `standard_error` is 0.
+std::string estimate_interval(std::uint64_t value, std::uint64_t standard_error);
+
 /// How far one metric may move from its baseline and still pass: a change
 /// is within tolerance when |delta| <= max(absolute, relative * baseline).
 struct Tolerance {
@@ -108,8 +118,9 @@ struct Tolerances {
   ///   kSampledAbsoluteBytes on the three byte metrics. Sampled counts are
   ///   estimates whose error is about one sample period (jemalloc's default
   ///   lg_prof_sample:19 = 512 KiB) however small the test, so small tests
-  ///   need the absolute part. A starting point: override per test in the
-  ///   baseline where a test is noisier.
+  ///   need the absolute part. Used only when neither the run nor the
+  ///   baseline knows its standard errors (and for peak_bytes); otherwise
+  ///   compare_to_baseline() derives the limit from them (docs/design.md §6b).
   static Tolerances for_mode(Mode mode) noexcept;
 };
 

@@ -86,6 +86,11 @@ struct TestRecord {
   /// The metrics are estimates (sampled mode).
   bool estimated = false;
   Metrics metrics;
+  /// Estimated metrics: their standard errors (JSON "standard_errors", absent
+  /// for exact counts); each estimate lies within kSamplingConfidenceZ of
+  /// them of the truth (docs/design.md §6b). peak_bytes, counted exactly by
+  /// the hooks, has none.
+  std::optional<Metrics> standard_errors;
   /// The baseline's metrics, when the baseline has an entry for the test.
   std::optional<Metrics> baseline;
   /// Per-metric comparison with the baseline (Comparison::deltas).

@@ -10,6 +10,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
+#include "heapgate/sampling.h"
 
 namespace heapgate {
 
@@ -55,6 +56,9 @@ struct ScopeResult {
   std::uint64_t deallocations = 0;
   /// True when the counts are estimates (`sampled` mode).
   bool estimated = false;
+  /// `sampled`: the standard errors of those estimates (sampling_errors() of
+  /// the dump), which the gate turns into each metric's tolerance. Zero otherwise.
+  SamplingErrors sampling_errors;
   /// The `counters` fallback measured this scope: jemalloc offered no usable
   /// allocation hooks (unknown version, or HEAPGATE_HOOKS=off), so only the
   /// calling thread's `thread.allocated`/`thread.deallocated` were read.
