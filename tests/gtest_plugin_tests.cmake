@@ -35,3 +35,11 @@ add_test(NAME ci_gate_script
     -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/ci_gate_check.cmake)
 set_tests_properties(ci_gate_script PROPERTIES LABELS "e2e;gtest_plugin")
 endif()
+
+# Per-call-site budgets: allocations moved between two call sites, totals unchanged.
+add_executable(call_site_suite e2e/call_site_suite.cpp)
+target_link_libraries(call_site_suite PRIVATE heapgate::gtest_main heapgate_warnings
+  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_compile_options(call_site_suite PRIVATE -g -fno-omit-frame-pointer)
+heapgate_add_test(call_site_gate_test JEMALLOC SOURCES e2e/call_site_gate_test.cpp LABELS e2e gtest_plugin)
+add_dependencies(call_site_gate_test call_site_suite)

@@ -32,6 +32,11 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
   return top_stacks(normalized, limit);
 }
 
+std::vector<CallSite> all_call_sites(const std::string& profile_path, Symbolizer& symbolizer) {
+  constexpr std::size_t kAll = static_cast<std::size_t>(-1);
+  return call_sites_of(summarize_profile(profile_path, symbolizer, kAll), kAll);
+}
+
 RerunExplainer::~RerunExplainer() {
   for (const auto& dir : child_dirs_) {
     std::error_code ec;
@@ -44,18 +49,24 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   if (!own_profile_.empty()) {
     e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2);
     e.source = "this run";
+    if (gate_call_sites_) {
+      e.call_sites = all_call_sites(own_profile_, symbolizer_);
+      e.call_sites_complete = true;
+    }
     return e;
   }
   auto child = run_child(test, Mode::exact, 1, "--heapgate_internal_child=1");
   if (!child) return fail(child.error());
   e.metrics = child->metrics;
+  e.call_sites = std::move(child->call_sites);
+  e.call_sites_complete = child->call_sites_complete;
   e.stacks = std::move(child->stacks);
   e.profiles = std::move(child->profiles);
   e.source = "exact re-run";
   return e;
 }
 
-Result<std::map<std::string, std::vector<CallSite>>> RerunExplainer::call_sites(const std::string& filter) {
+Result<std::map<std::string, RerunExplainer::MeasuredCallSites>> RerunExplainer::call_sites(const std::string& filter) {
   // Same shard as this process: the child runs this shard's tests only. An
   // exact run that also symbolizes every test can take minutes on a large
   // suite: it gets a time budget, and the tests it finished in time (its
@@ -64,8 +75,11 @@ Result<std::map<std::string, std::vector<CallSite>>> RerunExplainer::call_sites(
   auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true,
                                     std::chrono::seconds(kCallSitesBudgetSeconds));
   if (!report) return fail(report.error());
-  std::map<std::string, std::vector<CallSite>> out;
-  for (const auto& t : report->tests) out[t.name] = call_sites_of(t.stacks);
+  std::map<std::string, MeasuredCallSites> out;
+  for (auto& t : report->tests) {
+    out[t.name] = t.call_sites_complete ? MeasuredCallSites{std::move(t.call_sites), true}
+                                        : MeasuredCallSites{call_sites_of(t.stacks), false};
+  }
   return out;
 }
 
@@ -170,6 +184,7 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
                                    "--heapgate_profiles=" + *dir,
                                    child_flag,
                                    "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
+  if (!options_.gate_call_sites.empty()) argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());
   const std::string binary_name = binary_path_.substr(binary_path_.rfind('/') + 1);

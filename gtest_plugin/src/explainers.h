@@ -26,6 +26,10 @@ inline constexpr int kCallSitesBudgetSeconds = 60;
 std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
                                             std::size_t limit);
 
+/// Every call site of the profile's stacks (call_sites_of() with no limit),
+/// for a test whose call sites are gated.
+std::vector<CallSite> all_call_sites(const std::string& profile_path, Symbolizer& symbolizer);
+
 /// Re-runs one test of this binary in a child process (exact mode,
 /// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and
 /// reads the record the child writes. When the test already ran in exact
@@ -44,14 +48,23 @@ class RerunExplainer : public Explainer {
 
   /// The profile of the current test's own exact-mode run, or "".
   void set_own_profile(std::string path) { own_profile_ = std::move(path); }
+  /// The current test gates its call sites: explain() measures all of them
+  /// from the test's own profile (a child measures them by itself).
+  void set_gate_call_sites(bool gated) { gate_call_sites_ = gated; }
 
   Result<Explanation> explain(const std::string& test) override;
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
   Result<Explanation> growing(const std::string& test, int repetitions) override;
   Result<Metrics> remeasure(const std::string& test) override;
+  /// What call_sites() measured of one test.
+  struct MeasuredCallSites {
+    std::vector<CallSite> sites;
+    /// All of them (the test gates its call sites), not only the top few.
+    bool complete = false;
+  };
   /// Every test `filter` selects, run once in exact mode in one child: the
   /// call sites of each (for a baseline being recorded).
-  Result<std::map<std::string, std::vector<CallSite>>> call_sites(const std::string& filter);
+  Result<std::map<std::string, MeasuredCallSites>> call_sites(const std::string& filter);
 
  private:
   // Runs the child and returns its record of `test`. `child_flag` is
@@ -65,6 +78,7 @@ class RerunExplainer : public Explainer {
   std::string binary_path_;
   Symbolizer& symbolizer_;
   std::string own_profile_;
+  bool gate_call_sites_ = false;
   std::vector<std::string> child_dirs_;  // removed by the destructor
 };
 

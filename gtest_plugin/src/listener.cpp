@@ -40,6 +40,7 @@ struct TestRequests {
   std::array<std::uint64_t, kMetricCount> limits{};
   std::array<bool, kMetricCount> limited{};
   int leak_check = -1;  // -1: the run's default; 0: leaks allowed; 1: leaks are failures
+  bool gate_call_sites = false;
 };
 TestRequests g_requests;
 
@@ -271,9 +272,14 @@ class Listener : public ::testing::EmptyTestEventListener {
     growth_ = {};
 
     if (child_) {
-      // A re-run child only collects the stacks its parent will show.
+      // A re-run child only collects the stacks its parent will show, and
+      // every call site of a test that gates them.
       if (!scope.profile_path.empty()) {
         record.stacks = summarize_profile(scope.profile_path, symbolizer(), options_.top_stacks * 2);
+        if (gates_call_sites(record.name)) {
+          record.call_sites = all_call_sites(scope.profile_path, symbolizer());
+          record.call_sites_complete = true;
+        }
       }
       finish_record(std::move(record));
       return;
@@ -303,7 +309,10 @@ class Listener : public ::testing::EmptyTestEventListener {
         for (const auto& t : run_.tests) by_name[t.name] = &t;
         for (auto& t : writer_->records()) {
           auto it = by_name.find(t.name);
-          if (it != by_name.end() && t.call_sites.empty()) t.call_sites = it->second->call_sites;
+          if (it != by_name.end() && t.call_sites.empty()) {
+            t.call_sites = it->second->call_sites;
+            t.call_sites_complete = it->second->call_sites_complete;
+          }
         }
       }
     }
@@ -361,7 +370,10 @@ class Listener : public ::testing::EmptyTestEventListener {
     }
     for (auto& t : run_.tests) {
       auto it = sites->find(t.name);
-      if (t.call_sites.empty() && it != sites->end()) t.call_sites = it->second;
+      if (t.call_sites.empty() && it != sites->end()) {
+        t.call_sites = it->second.sites;
+        t.call_sites_complete = it->second.complete;
+      }
     }
   }
 
@@ -387,6 +399,10 @@ class Listener : public ::testing::EmptyTestEventListener {
     return iteration_ == 0;
   }
 
+  bool gates_call_sites(const std::string& test) const {
+    return g_requests.gate_call_sites || matches_test_filter(test, options_.gate_call_sites);
+  }
+
   Symbolizer& symbolizer() {
     if (!symbolizer_) symbolizer_.emplace();
     return *symbolizer_;
@@ -403,6 +419,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       if (g_requests.limited[i]) observation.budgets[static_cast<MetricName>(i)] = g_requests.limits[i];
     }
     if (g_requests.leak_check != -1) observation.check_leaks = g_requests.leak_check == 1;
+    observation.gate_call_sites = gates_call_sites(record.name);
 
     const BaselineEntry* base = nullptr;
     if (!baseline_path_.empty()) {
@@ -418,6 +435,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     RerunExplainer explainer(options_, binary_path_, symbolizer());
     const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
     if (!own_profile.empty()) explainer.set_own_profile(own_profile);
+    explainer.set_gate_call_sites(observation.gate_call_sites);
     const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                           ExplainOptions{options_.top_stacks, options_.explain, options_.leak_repetitions,
                                                          options_.confirm_runs});
@@ -568,6 +586,51 @@ void limit(MetricName metric, const char* size) noexcept {
 }
 
 void check_leaks(bool enabled) noexcept { g_requests.leak_check = enabled ? 1 : 0; }
+
+void gate_call_sites() noexcept { g_requests.gate_call_sites = true; }
+
+namespace {
+
+// GoogleTest's wildcard match: `*` any run, `?` any one character.
+bool matches_pattern(std::string_view name, std::string_view pattern) noexcept {
+  std::size_t n = 0, p = 0, star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++n;
+      ++p;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+bool matches_any(std::string_view name, std::string_view patterns) noexcept {
+  while (true) {
+    const std::size_t colon = patterns.find(':');
+    if (matches_pattern(name, patterns.substr(0, colon))) return true;
+    if (colon == std::string_view::npos) return false;
+    patterns.remove_prefix(colon + 1);
+  }
+}
+
+}  // namespace
+
+bool matches_test_filter(std::string_view name, std::string_view filter) noexcept {
+  if (filter.empty()) return false;
+  const std::size_t dash = filter.find('-');
+  std::string_view positive = filter.substr(0, dash);
+  if (positive.empty()) positive = "*";  // "-Slow.*": everything but
+  if (!matches_any(name, positive)) return false;
+  return dash == std::string_view::npos || !matches_any(name, filter.substr(dash + 1));
+}
 
 ScopedLimit::ScopedLimit(MetricName metric, std::uint64_t limit, const char* file, int line) noexcept
     : metric_(metric), limit_(limit), file_(file), line_(line) {

@@ -52,6 +52,7 @@ Result<Options> parse_options(int* argc, char** argv) {
          return {};
        }},
       {"explain", true, boolean(&Options::explain)},
+      {"gate_call_sites", false, text(&Options::gate_call_sites)},
       {"top_stacks", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);

@@ -599,5 +599,90 @@ TEST(Suppressions, ErrorsNameFileLineAndFix) {
   EXPECT_EQ(missing.error().where, "/nonexistent/heapgate-supp.txt");
 }
 
+CallSite site(const std::string& function, std::uint64_t allocations) {
+  CallSite c;
+  c.function = function;
+  c.location = "x.cpp:1";
+  c.allocations = allocations;
+  c.bytes = allocations * 32;
+  return c;
+}
+
+TEST(CallSiteGate, ASiteThatGrewRegressesEvenWhenTheTotalsDoNot) {
+  BaselineEntry e = entry(550);
+  e.call_sites = {site("setup()", 500), site("hot()", 50)};
+  e.call_sites_complete = true;
+  Observation o = observed(550);
+  o.gate_call_sites = true;
+  o.call_sites = std::vector<CallSite>{site("setup()", 400), site("hot()", 150)};
+  Judgement j = judge(o, &e, GatePolicy{});
+  EXPECT_EQ(j.verdict, Verdict::regressed);
+  EXPECT_NE(j.explanation.find("regressed at a call site while the totals stayed within tolerance:\n"
+                               "+100 allocations (+3200 B) at hot() (x.cpp:1), limit +0 allocations"),
+            std::string::npos)
+      << j.explanation;
+  // The shrinking site is not a failure.
+  EXPECT_EQ(j.explanation.find("setup()"), std::string::npos) << j.explanation;
+
+  // A new site counts from zero.
+  o.call_sites = std::vector<CallSite>{site("setup()", 400), site("hot()", 50), site("elsewhere()", 100)};
+  j = judge(o, &e, GatePolicy{});
+  EXPECT_NE(j.explanation.find("at elsewhere() (x.cpp:1), a new call site"), std::string::npos) << j.explanation;
+
+  // The test's own tolerance applies per site.
+  e.tolerance = Tolerances::strict();
+  (*e.tolerance)[MetricName::allocations].absolute = 100;
+  (*e.tolerance)[MetricName::allocated_bytes].absolute = 3200;
+  o.call_sites = std::vector<CallSite>{site("setup()", 400), site("hot()", 150)};
+  EXPECT_EQ(judge(o, &e, GatePolicy{}).verdict, Verdict::pass);
+}
+
+TEST(CallSiteGate, OptInCompleteBaselineAndQuietNoise) {
+  BaselineEntry e = entry(550);
+  e.call_sites = {site("setup()", 500), site("hot()", 50)};
+  e.call_sites_complete = true;
+  Observation o = observed(550);
+  o.call_sites = std::vector<CallSite>{site("setup()", 400), site("hot()", 150)};
+  // Not opted in: totals only.
+  EXPECT_EQ(judge(o, &e, GatePolicy{}).verdict, Verdict::pass);
+  o.gate_call_sites = true;
+  // Accepting: recorded, with a note.
+  GatePolicy accepting;
+  accepting.accepting = true;
+  Judgement j = judge(o, &e, accepting);
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_NE(j.explanation.find("accepted into the baseline: regressed at a call site"), std::string::npos);
+  // Only the top few recorded: not judged, and said so.
+  e.call_sites_complete = false;
+  j = judge(o, &e, GatePolicy{});
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_NE(j.explanation.find("call sites not gated: the baseline does not hold all"), std::string::npos);
+  // A calibrated noisy test: not judged either.
+  e.call_sites_complete = true;
+  e.noise = NoiseBand{};
+  e.noise->runs = 5;
+  e.noise->low = e.metrics;
+  e.noise->high = e.metrics;
+  e.noise->high.allocations += 10;
+  j = judge(o, &e, GatePolicy{});
+  EXPECT_EQ(j.verdict, Verdict::pass);
+  EXPECT_NE(j.explanation.find("call sites not gated: the test's counts vary"), std::string::npos);
+}
+
+TEST(CallSiteGate, SavedRecordsWithCompleteSitesAreGatedAgain) {
+  TestRecord r;
+  r.name = "S.T";
+  r.mode = Mode::counters;
+  r.metrics = metrics(550);
+  r.call_sites = {site("hot()", 150)};
+  r.call_sites_complete = true;
+  Observation o = observation_of(r);
+  EXPECT_TRUE(o.gate_call_sites);
+  ASSERT_TRUE(o.call_sites);
+  EXPECT_EQ(o.call_sites->size(), 1u);
+  r.call_sites_complete = false;
+  EXPECT_FALSE(observation_of(r).gate_call_sites);
+}
+
 }  // namespace
 }  // namespace heapgate

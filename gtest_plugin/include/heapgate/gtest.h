@@ -56,6 +56,11 @@ struct Options {
   FingerprintCheck fingerprint = FingerprintCheck::warn;
   /// `--heapgate_explain` (default true): re-run failing tests in exact mode for stacks.
   bool explain = true;
+  /// `--heapgate_gate_call_sites=FILTER` (GoogleTest filter syntax, e.g.
+  /// `Parser.*:Lexer.Hot`; default none): the tests it selects gate their call
+  /// sites too, as HEAPGATE_GATE_CALL_SITES() does for one test. Each such
+  /// test that passes on its totals runs once more in `exact` mode.
+  std::string gate_call_sites;
   /// `--heapgate_top_stacks=N` (default 5): stacks shown per failure.
   std::size_t top_stacks = 5;
 
@@ -139,6 +144,12 @@ class ScopedLimit {
 };
 /// Leak checking for the current test: true forces it on, false allows leaks.
 void check_leaks(bool enabled) noexcept;
+/// The current test gates its call sites (HEAPGATE_GATE_CALL_SITES()).
+void gate_call_sites() noexcept;
+/// `name` ("Suite.Test") is selected by a GoogleTest filter: ':'-separated
+/// patterns with `*` and `?`, then optionally '-' and patterns to exclude.
+/// An empty filter selects nothing.
+bool matches_test_filter(std::string_view name, std::string_view filter) noexcept;
 
 }  // namespace heapgate::gtest
 
@@ -167,3 +178,9 @@ void check_leaks(bool enabled) noexcept;
 #define HEAPGATE_EXPECT_NO_LEAKS() ::heapgate::gtest::check_leaks(true)
 /// The current test may leak (e.g. it fills a process-wide cache on purpose).
 #define HEAPGATE_ALLOW_LEAKS() ::heapgate::gtest::check_leaks(false)
+/// The current test also fails when one of its call sites (the innermost
+/// frame of its own code in each stack) allocates more than the baseline
+/// recorded for that site, beyond the test's tolerance, even if its totals
+/// stay within: allocations moved into a hot loop elsewhere. The first run
+/// with it records every call site in the baseline; docs/design.md §6a.
+#define HEAPGATE_GATE_CALL_SITES() ::heapgate::gtest::gate_call_sites()

@@ -71,7 +71,7 @@ json tolerances_to_json(const Tolerances& t) {
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
          a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
-         a.standard_errors == b.standard_errors;
+         a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete;
 }
 
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
@@ -121,7 +121,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"call_sites", "metrics", "mode", "noise", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"call_sites", "call_sites_complete", "metrics", "mode", "noise", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -138,6 +138,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       }
       if (const json* sites = r.member(e, p, "call_sites", false)) {
         entry.call_sites = detail::read_call_sites(r, *sites, pointer_append(p, "call_sites"));
+      }
+      if (const json* complete = r.member(e, p, "call_sites_complete", false)) {
+        entry.call_sites_complete = r.boolean(*complete, pointer_append(p, "call_sites_complete"));
       }
       if (const json* noise = r.member(e, p, "noise", false)) {
         const std::string np = pointer_append(p, "noise");
@@ -202,6 +205,7 @@ std::string to_json(const Baseline& baseline) {
     if (entry.tolerance) e["tolerance"] = tolerances_to_json(*entry.tolerance);
     e["top_stacks"] = entry.top_stacks;
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
+    if (entry.call_sites_complete) e["call_sites_complete"] = true;
     if (entry.setup_residue) e["setup_residue"] = true;
     if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);
     if (entry.noise) {
@@ -260,7 +264,10 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
     }
     BaselineEntry merged = fresh;
     if (!merged.tolerance) merged.tolerance = it->second.tolerance;
-    if (merged.call_sites.empty()) merged.call_sites = it->second.call_sites;
+    if (merged.call_sites.empty()) {
+      merged.call_sites = it->second.call_sites;
+      merged.call_sites_complete = it->second.call_sites_complete;
+    }
     if (!merged.noise && it->second.noise) merged.noise = recentred(*it->second.noise, it->second.metrics, merged.metrics);
     if (merged == it->second) {
       ++update.unchanged;

@@ -84,8 +84,24 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       }
     }
   }
+  // Gated call sites need this run's, all of them: one exact run, kept to
+  // explain a failure too.
+  std::optional<Explanation> measured_sites;
+  if (observation.gate_call_sites && policy.compare_baseline && baseline != nullptr && baseline->call_sites_complete &&
+      observation.metrics && !observation.own_failure) {
+    auto run = explainer.explain(record.name);
+    if (!run) {
+      no_stacks = run.error().message();
+    } else if (run->call_sites_complete) {
+      observation.call_sites = run->call_sites;
+      measured_sites = std::move(*run);
+    }
+  }
   Judgement judged = judge(observation, baseline, policy);
-  if (judged.verdict == Verdict::regressed && observation.mode != Mode::sampled) {
+  const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(), [](const MetricDelta& d) {
+    return d.beyond_tolerance && d.delta > 0;
+  });
+  if (judged.verdict == Verdict::regressed && totals_regressed && observation.mode != Mode::sampled) {
     // A change in the code regresses every run; a background thread's timing
     // does not. One fresh run within the baseline is enough to tell.
     for (int i = 0; i < options.confirm_runs; ++i) {
@@ -106,6 +122,11 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     }
   }
   apply(judged, record);
+  if (measured_sites) {
+    record.call_sites = measured_sites->call_sites;
+    record.call_sites_complete = true;
+    record.baseline_call_sites = baseline->call_sites;
+  }
   record.setup_residue = leak_suspected(observation, policy) && observation.leak.residue == LeakResidue::constant &&
                          !observation.leak.suppressed;
   if (!is_failure(record.verdict, policy.strict)) return {};
@@ -115,6 +136,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   std::optional<Explanation> explained;
   if (record.verdict == Verdict::leaked && growing) {
     explained = std::move(growing);
+  } else if (measured_sites) {
+    explained = std::move(measured_sites);
   } else if (options.enabled) {
     auto run = explainer.explain(record.name);
     if (run) {
@@ -127,7 +150,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     if (record.verdict != Verdict::leaked) {
       // The change, not the totals: what each call site allocates now
       // against what it did when the baseline was recorded.
-      record.call_sites = call_sites_of(explained->stacks);
+      record.call_sites = explained->call_sites_complete ? explained->call_sites : call_sites_of(explained->stacks);
+      record.call_sites_complete = explained->call_sites_complete;
       if (baseline != nullptr && !baseline->call_sites.empty()) {
         record.baseline_call_sites = baseline->call_sites;
         const std::string changes = explain_call_site_changes(baseline->call_sites, record.call_sites);

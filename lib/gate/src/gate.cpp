@@ -319,12 +319,33 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
     }
   }
   Verdict compared = policy.compare_baseline ? comparison.verdict : Verdict::pass;
+  Comparison by_site;
+  if (policy.compare_baseline && observation.gate_call_sites && baseline != nullptr &&
+      (compared == Verdict::pass || compared == Verdict::improved)) {
+    if (baseline->noise) {
+      line(notes, "call sites not gated: the test's counts vary between runs (calibrated noise band), and its call "
+                  "sites have no band of their own");
+    } else if (!baseline->call_sites_complete) {
+      line(notes, "call sites not gated: the baseline does not hold all of this test's call sites; accept a run with "
+                  "its call sites gated to record them");
+    } else if (observation.call_sites) {
+      const Tolerances tolerances =
+          baseline->tolerance ? *baseline->tolerance : Tolerances::for_mode(observation.mode);
+      std::vector<std::string> grown = call_sites_beyond(baseline->call_sites, *observation.call_sites, tolerances);
+      if (!grown.empty()) {
+        by_site.explanation = "regressed at a call site while the totals stayed within tolerance:";
+        for (const auto& g : grown) by_site.explanation += "\n" + g;
+        compared = Verdict::regressed;
+      }
+    }
+  }
+  const std::string& compared_explanation = by_site.explanation.empty() ? comparison.explanation : by_site.explanation;
   if (policy.accepting && (compared == Verdict::regressed || compared == Verdict::improved)) {
-    line(notes, "accepted into the baseline: " + comparison.explanation);
+    line(notes, "accepted into the baseline: " + compared_explanation);
     compared = Verdict::pass;
   }
   if (compared == Verdict::regressed) {
-    line(failures, comparison.explanation);
+    line(failures, compared_explanation);
   } else if (compared == Verdict::improved || compared == Verdict::new_test) {
     line(notes, comparison.explanation);
   }
@@ -355,6 +376,11 @@ Observation observation_of(const TestRecord& record) {
     o.unavailable_reason = record.message;
   }
   o.own_failure = record.gtest_failed;
+  // Complete call sites were measured because the test gates them.
+  if (record.call_sites_complete) {
+    o.gate_call_sites = true;
+    o.call_sites = record.call_sites;
+  }
   for (const auto& [name, limit] : record.budgets) {
     if (auto metric = parse_metric_name(name)) o.budgets[*metric] = limit;
   }
@@ -493,6 +519,29 @@ std::string explain_call_site_changes(const std::vector<CallSite>& before, const
   return out;
 }
 
+std::vector<std::string> call_sites_beyond(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                           const Tolerances& tolerances) {
+  std::vector<std::string> out;
+  for (const CallSiteChange& c : call_site_changes(before, after)) {
+    const std::uint64_t allowed_allocations = allowed_change(tolerances[MetricName::allocations], c.allocations_before);
+    const std::uint64_t allowed_bytes = allowed_change(tolerances[MetricName::allocated_bytes], c.bytes_before);
+    const bool more_allocations = c.allocations_after > c.allocations_before &&
+                                  c.allocations_after - c.allocations_before > allowed_allocations;
+    const bool more_bytes = c.bytes_after > c.bytes_before && c.bytes_after - c.bytes_before > allowed_bytes;
+    if (!more_allocations && !more_bytes) continue;
+    const std::int64_t allocations = c.allocations_delta();
+    std::string line = signed_count(allocations) +
+                       (allocations == 1 || allocations == -1 ? " allocation (" : " allocations (") +
+                       signed_count(c.bytes_delta()) + " B) at " + c.function +
+                       (c.location.empty() ? "" : " (" + c.location + ")");
+    line += c.allocations_before == 0 && c.bytes_before == 0 ? ", a new call site" : "";
+    line += more_allocations ? ", limit +" + std::to_string(allowed_allocations) + " allocations"
+                             : ", limit +" + std::to_string(allowed_bytes) + " B";
+    out.push_back(std::move(line));
+  }
+  return out;
+}
+
 void judge_run(Report& report, const Baseline& baseline, const GatePolicy& policy, bool whole_run) {
   std::vector<TestRecord> kept;
   for (TestRecord& record : report.tests) {
@@ -560,6 +609,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.mode = t.mode;
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
     e.call_sites = t.call_sites;
+    e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
     out[t.name] = std::move(e);
@@ -605,7 +655,10 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
     }
     entry.setup_residue = entry.setup_residue && !contradicted;
     for (const BaselineEntry* e : seen) {
-      if (entry.call_sites.empty()) entry.call_sites = e->call_sites;
+      if (entry.call_sites.empty()) {
+        entry.call_sites = e->call_sites;
+        entry.call_sites_complete = e->call_sites_complete;
+      }
       if (entry.top_stacks.empty()) entry.top_stacks = e->top_stacks;
     }
     out.emplace(name, std::move(entry));

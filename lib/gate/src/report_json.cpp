@@ -154,6 +154,7 @@ json record_to_json(const TestRecord& t) {
   if (t.setup_residue) out["setup_residue"] = true;
   out["budgets"] = std::move(budgets);
   if (!t.call_sites.empty()) out["call_sites"] = call_sites_to_json(t.call_sites);
+  if (t.call_sites_complete) out["call_sites_complete"] = true;
   if (!t.baseline_call_sites.empty()) out["baseline_call_sites"] = call_sites_to_json(t.baseline_call_sites);
   if (!t.growth.empty()) {
     out["growth"] = json{{"live_allocations", t.growth.live_allocations}, {"live_bytes", t.growth.live_bytes}};
@@ -209,7 +210,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
-              {"baseline", "baseline_call_sites", "budgets", "call_sites", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
+              {"baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
                "message", "metrics", "mode", "name", "profiles", "setup_residue", "stacks", "standard_errors", "suite", "test",
                "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
@@ -281,6 +282,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "call_sites", false)) {
     t.call_sites = read_call_sites(r, *f, pointer_append(p, "call_sites"));
+  }
+  if (const json* f = r.member(v, p, "call_sites_complete", false)) {
+    t.call_sites_complete = r.boolean(*f, pointer_append(p, "call_sites_complete"));
   }
   if (const json* f = r.member(v, p, "growth", false)) {
     std::string gp = pointer_append(p, "growth");

@@ -71,6 +71,10 @@ struct BaselineEntry {
   /// explained as the change at each site. Kept on update when the new
   /// result brings none.
   std::vector<CallSite> call_sites;
+  /// `call_sites` holds all of the test's call sites (recorded with its call
+  /// sites gated; JSON "call_sites_complete", absent when false): a site
+  /// missing from it is new, so call-site gating can judge it.
+  bool call_sites_complete = false;
   /// The blocks the test left live when recorded were one-time setup: they
   /// stayed level when the test repeated (JSON "setup_residue": true, absent
   /// otherwise). A later run that leaves no more live blocks and bytes than

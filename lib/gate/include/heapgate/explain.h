@@ -28,6 +28,10 @@ struct Explanation {
   std::vector<std::string> profiles;
   /// Where the stacks come from, for the failure text ("exact re-run").
   std::string source;
+  /// Every call site of the run (call_sites_of() over all its stacks), when
+  /// the run measured them all (a test whose call sites are gated); else empty.
+  std::vector<CallSite> call_sites;
+  bool call_sites_complete = false;
 };
 
 /// Runs a test again to explain it. Implementations: child processes of the

@@ -102,6 +102,13 @@ struct Observation {
   std::optional<bool> check_leaks;
   /// What a repeated run said about live blocks (see leak_suspected()).
   LeakEvidence leak;
+  /// The test's call sites are gated too (HEAPGATE_GATE_CALL_SITES(),
+  /// --heapgate_gate_call_sites): one site growing beyond the test's
+  /// tolerance regresses it even when its totals stay within.
+  bool gate_call_sites = false;
+  /// Every call site of this run (call_sites_of() with no limit), when they
+  /// were measured for gating; nullopt: not measured.
+  std::optional<std::vector<CallSite>> call_sites;
 };
 
 /// One verdict and one explanation for a test.
@@ -135,7 +142,12 @@ bool setup_residue_known(const Observation& observation, const BaselineEntry* ba
 /// 3. a budget exceeded → `over_budget`; else
 /// 4. a leak (live blocks, checked, residue not one-time, not suppressed) → `leaked`; else
 /// 5. the baseline comparison: `regressed`, `improved`, `pass`, or `new`
-///    without an entry; when accepting, regressed/improved become `pass`.
+///    without an entry; when accepting, regressed/improved become `pass`;
+/// 6. for a test that gates its call sites and whose totals did not regress:
+///    a call site that grew beyond the test's tolerance (call_sites_beyond())
+///    → `regressed`, naming the site. It needs the baseline's complete list
+///    of call sites (BaselineEntry::call_sites_complete); without one, a note
+///    says how to record it.
 /// Every problem found is explained, not just the first. Tolerances are the
 /// entry's own, else Tolerances::for_mode(observation.mode). Pure.
 Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy);
@@ -241,6 +253,14 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
 /// a site that is new or gone counts from or to zero. "" when nothing changed.
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
                                       std::size_t limit = 5);
+
+/// The call sites that grew beyond `tolerances` (allocations or bytes, each
+/// site against its own baseline value; a new site from zero) between a
+/// complete list `before` and `after`, largest growth first, as the
+/// explanation's lines: "+500 allocations (+16000 B) at hot() (x.cpp:42),
+/// limit +0". Empty when none did. Pure.
+std::vector<std::string> call_sites_beyond(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                           const Tolerances& tolerances);
 
 /// Judges a saved run against `baseline` again, as the face would have: each
 /// record through observation_of() and judge(); records of a test that is

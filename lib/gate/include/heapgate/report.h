@@ -119,6 +119,11 @@ struct TestRecord {
   /// them (JSON "baseline_call_sites", absent when empty), so a report can
   /// show the change per call site (call_site_changes(), gate.h).
   std::vector<CallSite> baseline_call_sites;
+  /// `call_sites` holds every call site of the test, not only the top few:
+  /// it was measured for a test whose call sites are gated
+  /// (HEAPGATE_GATE_CALL_SITES(), --heapgate_gate_call_sites). JSON
+  /// "call_sites_complete", absent when false.
+  bool call_sites_complete = false;
   /// The live blocks the test left were judged one-time setup (they stayed
   /// level across repetitions, or within what the baseline recorded as
   /// setup); JSON "setup_residue", absent when false. Accepting the record
