@@ -4,7 +4,10 @@
 // change (docs/design.md §6b): a baseline is recorded from one `sampled`
 // scope, then N scopes of the same workload and N of the workload grown by
 // --change percent are judged against it. Printed per workload size.
-//   sampling_gate [--runs N] [--change PERCENT] [--block BYTES] [MiB ...]
+//   sampling_gate [--runs N] [--change PERCENT] [--block BYTES] [--fixed] [MiB ...]
+// --fixed drops the standard errors, so the gate falls back to the fixed
+// Tolerances::for_mode(sampled) (10%, plus 512 KiB on byte metrics): the rule
+// the statistical one replaced, for comparison.
 // Default: 100 runs, +20%, 1 KiB blocks, 64 256 1024 MiB allocated per run.
 // jemalloc samples at its default rate (lg_prof_sample:19, 512 KiB).
 #include <cstdio>
@@ -31,6 +34,8 @@ void workload(std::size_t count, std::size_t block) {
   }
 }
 
+bool g_fixed = false;
+
 struct Run {
   heapgate::Metrics metrics;
   std::optional<heapgate::Metrics> errors;
@@ -46,6 +51,7 @@ Run measure(std::size_t count, std::size_t block) {
     std::exit(1);
   }
   if (!r->profile_path.empty()) std::remove(r->profile_path.c_str());
+  if (g_fixed) return Run{heapgate::from_scope(*r), std::nullopt};
   return Run{heapgate::from_scope(*r), heapgate::standard_errors_of(*r)};
 }
 
@@ -77,7 +83,9 @@ int main(int argc, char** argv) {
   std::vector<std::size_t> sizes;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg == "--runs" || arg == "--change" || arg == "--block") && i + 1 < argc) {
+    if (arg == "--fixed") {
+      g_fixed = true;
+    } else if ((arg == "--runs" || arg == "--change" || arg == "--block") && i + 1 < argc) {
       std::size_t v = number(argv[i], argv[i + 1]);
       (arg == "--runs" ? runs : arg == "--change" ? change : block) = v;
       ++i;
@@ -86,7 +94,8 @@ int main(int argc, char** argv) {
     }
   }
   if (sizes.empty()) sizes = {64, 256, 1024};
-  std::printf("%zu runs per row, +%zu%% change, %zu-byte blocks, jemalloc's default sample rate\n", runs, change, block);
+  std::printf("%zu runs per row, +%zu%% change, %zu-byte blocks, jemalloc's default sample rate, %s tolerance\n", runs,
+              change, block, g_fixed ? "the fixed 10% + 512 KiB" : "the statistical");
   std::printf("| MiB per run | baseline allocated_bytes (± 3 se) | false regressions, one baseline | false regressions, "
               "each run vs the one before | +%zu%% detected |\n",
               change);
