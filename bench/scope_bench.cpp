@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "heapgate/allocator.h"
 #include "heapgate/malloc_conf.h"
 #include "heapgate/profile_scope.h"
 
@@ -84,6 +85,36 @@ void BM_ManyLive(benchmark::State& state, bool in_scope) {
   }
 }
 
+// jemalloc's own share of the `counters` cost: hooks that do nothing, installed
+// the way lib/measure/src/alloc_hooks.cpp installs heapgate's (the same
+// private hooks_t layout, declared there too).
+extern "C" {
+struct BenchHooks {
+  void (*alloc)(void*, int, void*, std::uintptr_t, std::uintptr_t*);
+  void (*dalloc)(void*, int, void*, std::uintptr_t*);
+  void (*expand)(void*, int, void*, std::size_t, std::size_t, std::uintptr_t, std::uintptr_t*);
+  void* extra;
+};
+}
+void empty_alloc_hook(void*, int, void*, std::uintptr_t, std::uintptr_t*) {}
+void empty_dalloc_hook(void*, int, void*, std::uintptr_t*) {}
+void empty_expand_hook(void*, int, void*, std::size_t, std::size_t, std::uintptr_t, std::uintptr_t*) {}
+
+void BM_MallocFreeEmptyHooks(benchmark::State& state) {
+  static BenchHooks hooks{empty_alloc_hook, empty_dalloc_hook, empty_expand_hook, nullptr};
+  auto mallctl = heapgate::detail::mallctl_fn();
+  void* handle = nullptr;
+  std::size_t handle_len = sizeof handle;
+  BenchHooks* to_install = &hooks;
+  if (mallctl == nullptr || !heapgate::allocator_status().hooks_available ||
+      mallctl("experimental.hooks.install", &handle, &handle_len, to_install, sizeof hooks) != 0) {
+    state.SkipWithError("jemalloc's hooks are unavailable");
+    return;
+  }
+  malloc_free_pairs(state);
+  mallctl("experimental.hooks.remove", nullptr, nullptr, &handle, sizeof handle);
+}
+
 void BM_MallocFreeAfterScopes(benchmark::State& state) {
   for (int i = 0; i < 3; ++i) {
     heapgate::ProfileScope scope{"before", heapgate::Mode::counters};
@@ -110,6 +141,7 @@ void BM_EmptyScope(benchmark::State& state, heapgate::Mode mode) {
 BENCHMARK(BM_MallocFreePlain);
 BENCHMARK_CAPTURE(BM_MallocFreeInScope, counters, heapgate::Mode::counters);
 BENCHMARK(BM_MallocFreeAfterScopes);
+BENCHMARK(BM_MallocFreeEmptyHooks);
 BENCHMARK_CAPTURE(BM_MallocFreeThreads, plain, false)->Threads(1)->Threads(8);
 BENCHMARK_CAPTURE(BM_MallocFreeThreads, counters, true)->Threads(1)->Threads(8);
 BENCHMARK_CAPTURE(BM_ManyLive, plain, false);
