@@ -280,7 +280,7 @@ class Shard {
   }
   std::size_t index(std::uintptr_t key) const noexcept { return hash(key) & (capacity_ - 1); }
 
-  bool grow() noexcept {
+  __attribute__((noinline, cold)) bool grow() noexcept {
     std::size_t new_capacity = capacity_ == 0 ? 1024 : capacity_ * 2;
     // MAP_POPULATE: one system call maps the pages. Faulting them in one by
     // one on first touch cost more than the inserts themselves on the
