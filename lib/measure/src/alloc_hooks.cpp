@@ -2,12 +2,14 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "alloc_hooks.h"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "heapgate/allocator.h"
 #include "heapgate/sys.h"
@@ -41,33 +43,183 @@ __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_skipped_
 
 SallocxFn g_sallocx = nullptr;
 
-// Process-wide totals. One cache line each so two cores don't fight over them.
-struct alignas(64) PaddedCounter {
-  std::atomic<std::uint64_t> value{0};
-};
-PaddedCounter g_allocations;  // doubles as the allocation sequence number
-PaddedCounter g_deallocations;
-PaddedCounter g_allocated_bytes;
+// The hot path writes only memory its own thread owns (ThreadSlot) plus one
+// locked table shard: a process-wide atomic add per allocation costs a locked
+// instruction and, with threads, a cache line bouncing between cores. Window
+// membership comes from an epoch that changes only when a window opens.
+// Counters a reader sums while the owner writes are relaxed atomics the owner
+// updates with a plain load and store (bump), which compiles to an ordinary add.
+void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept {
+  counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+}
 
-// A counting window: what was allocated since it opened and is still live.
-struct alignas(64) Window {
-  std::atomic<std::uint64_t> start_seq{0};
-  std::atomic<std::int64_t> live_bytes{0};
+// One thread's share of one window. Valid only while `epoch` equals the
+// window's epoch: a share left from an earlier window in the same slot is
+// reset by its owner on first use, so opening a window never writes into
+// other threads' memory.
+struct WindowShare {
+  std::atomic<std::uint32_t> epoch{0};
   std::atomic<std::int64_t> live_count{0};
-  std::atomic<std::int64_t> peak_bytes{0};
+  std::atomic<std::int64_t> live_bytes{0};
+  std::atomic<std::int64_t> peak_bytes{0};  // this thread's highest live_bytes
+};
+
+struct Totals {
+  std::uint64_t allocations = 0;
+  std::uint64_t deallocations = 0;
+  std::uint64_t allocated_bytes = 0;
+};
+
+// A thread's counters. Slots live in mmap'd memory (never malloc, which would
+// re-enter the hooks), stay on g_slots forever and are reused after their
+// thread exits, when their counts fold into g_exited.
+struct alignas(64) ThreadSlot {
+  std::atomic<std::uint64_t> allocations{0};
+  std::atomic<std::uint64_t> deallocations{0};
+  std::atomic<std::uint64_t> allocated_bytes{0};
+  // Under g_registry_mutex.
+  ThreadSlot* next = nullptr;
+  bool in_use = false;
+  WindowShare shares[kMaxWindows];
+
+  Totals totals() const noexcept {
+    return Totals{allocations.load(std::memory_order_relaxed), deallocations.load(std::memory_order_relaxed),
+                  allocated_bytes.load(std::memory_order_relaxed)};
+  }
+};
+
+__attribute__((tls_model("initial-exec"))) thread_local ThreadSlot* t_slot = nullptr;
+
+// A counting window. `epoch` is written only by open_window; the rest only
+// under g_registry_mutex.
+struct alignas(64) Window {
+  std::atomic<std::uint32_t> epoch{0};
+  ThreadSlot* opener = nullptr;
+  bool opener_exited = false;
+  Totals opener_start;  // the opener's counters at open
+  Totals opener_end;    // ... when it exited, if it exited before the close
+  Totals start;         // all threads' counters at open
+  // Shares of threads that exited while the window was open.
+  std::int64_t exited_live_count = 0;
+  std::int64_t exited_live_bytes = 0;
+  std::int64_t exited_peak_bytes = 0;
 };
 Window g_windows[kMaxWindows];
 std::atomic<std::uint64_t> g_windows_used{0};    // slots taken
 std::atomic<std::uint64_t> g_windows_active{0};  // slots counting
+// Blocks carry the epoch current when they were allocated; a block belongs to
+// window w if its epoch is w's or later. Compared modulo 2^32: the table is
+// emptied whenever no window counts, so live epochs never span 2^31.
+std::atomic<std::uint32_t> g_epoch{0};
+bool in_window(std::uint32_t block_epoch, std::uint32_t window_epoch) noexcept {
+  return static_cast<std::int32_t>(block_epoch - window_epoch) >= 0;
+}
 
-// Live allocations made while any window was open: pointer -> (sequence, usable
+// Guards the slot list, g_exited and the windows' bookkeeping. Held only for
+// short sections that never allocate, so a hook may take it (a thread's first
+// counted allocation registers it).
+std::mutex g_registry_mutex;
+ThreadSlot* g_slots = nullptr;
+Totals g_exited;  // counts of threads that exited
+pthread_key_t g_thread_key;  // its destructor folds an exiting thread's slot
+
+ThreadSlot* new_slot_locked() noexcept {
+  for (ThreadSlot* s = g_slots; s != nullptr; s = s->next) {
+    if (!s->in_use) return s;
+  }
+  void* mem = ::mmap(nullptr, sizeof(ThreadSlot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return nullptr;
+  auto* slot = new (mem) ThreadSlot;
+  slot->next = g_slots;
+  g_slots = slot;
+  return slot;
+}
+
+ThreadSlot* register_thread() noexcept {
+  ThreadSlot* slot;
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mutex);
+    slot = new_slot_locked();
+    if (slot == nullptr) return nullptr;  // out of memory: this thread goes uncounted
+    slot->in_use = true;
+  }
+  t_slot = slot;
+  // Keys below PTHREAD_KEY_2NDLEVEL_SIZE are stored without allocating; a
+  // later key may calloc once, which jemalloc's hook reentrancy guard hides.
+  (void)pthread_setspecific(g_thread_key, slot);
+  return slot;
+}
+
+ThreadSlot* current_slot() noexcept {
+  ThreadSlot* slot = t_slot;
+  return slot != nullptr ? slot : register_thread();
+}
+
+// The thread's counts move to g_exited and its shares to the open windows it
+// counted in, so sums stay exact after it is gone and its slot can be reused.
+void thread_exited(void* arg) noexcept {
+  auto* slot = static_cast<ThreadSlot*>(arg);
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  const Totals counted = slot->totals();
+  g_exited.allocations += counted.allocations;
+  g_exited.deallocations += counted.deallocations;
+  g_exited.allocated_bytes += counted.allocated_bytes;
+  const std::uint64_t used = g_windows_used.load(std::memory_order_acquire);
+  for (std::uint64_t bits = used; bits != 0; bits &= bits - 1) {
+    const int i = __builtin_ctzll(bits);
+    Window& w = g_windows[i];
+    WindowShare& share = slot->shares[i];
+    if (share.epoch.load(std::memory_order_acquire) == w.epoch.load(std::memory_order_relaxed)) {
+      w.exited_live_count += share.live_count.load(std::memory_order_relaxed);
+      w.exited_live_bytes += share.live_bytes.load(std::memory_order_relaxed);
+      w.exited_peak_bytes += share.peak_bytes.load(std::memory_order_relaxed);
+    }
+    if (w.opener == slot && !w.opener_exited) {
+      w.opener_exited = true;
+      w.opener_end = counted;
+    }
+  }
+  slot->allocations.store(0, std::memory_order_relaxed);
+  slot->deallocations.store(0, std::memory_order_relaxed);
+  slot->allocated_bytes.store(0, std::memory_order_relaxed);
+  for (auto& share : slot->shares) share.epoch.store(0, std::memory_order_relaxed);
+  slot->in_use = false;
+  t_slot = nullptr;
+}
+
+Totals all_threads_locked() noexcept {
+  Totals sum = g_exited;
+  for (const ThreadSlot* s = g_slots; s != nullptr; s = s->next) {
+    if (!s->in_use) continue;
+    const Totals t = s->totals();
+    sum.allocations += t.allocations;
+    sum.deallocations += t.deallocations;
+    sum.allocated_bytes += t.allocated_bytes;
+  }
+  return sum;
+}
+
+// Live allocations made while any window was open: pointer -> (epoch, usable
 // size). Sharded open addressing with linear probing and backward-shift
 // deletion; memory comes from mmap so the table never re-enters malloc.
+// 16 bytes an entry, four to a cache line.
 struct Entry {
   std::uintptr_t key;  // 0 = empty
-  std::uint64_t seq;
-  std::uint64_t size;
+  std::uint32_t epoch;
+  std::uint32_t size;  // usable size, packed by pack_size
 };
+
+// Usable sizes are multiples of 8, and above 16 KiB multiples of 4 KiB
+// (jemalloc's size classes), so 32 bits hold them exactly: in 8-byte units
+// below 16 GiB, else in pages (flagged by the top bit) up to 8 TiB.
+constexpr std::uint32_t kPageUnits = 1u << 31;
+std::uint32_t pack_size(std::uint64_t usize) noexcept {
+  if ((usize >> 3) < kPageUnits) return static_cast<std::uint32_t>(usize >> 3);
+  return kPageUnits | static_cast<std::uint32_t>(std::min<std::uint64_t>(usize >> 12, kPageUnits - 1));
+}
+std::uint64_t unpack_size(std::uint32_t packed) noexcept {
+  return (packed & kPageUnits) != 0 ? std::uint64_t{packed & ~kPageUnits} << 12 : std::uint64_t{packed} << 3;
+}
 
 class Shard {
  public:
@@ -79,12 +231,12 @@ class Shard {
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
 
   // Both under lock().
-  void insert(std::uintptr_t key, std::uint64_t seq, std::uint64_t size) noexcept {
+  void insert(Entry entry) noexcept {
     if ((count_ + 1) * 2 > capacity_ && !grow()) return;  // out of memory: the entry is not tracked
-    std::size_t i = index(key);
-    while (slots_[i].key != 0 && slots_[i].key != key) i = (i + 1) & (capacity_ - 1);
+    std::size_t i = index(entry.key);
+    while (slots_[i].key != 0 && slots_[i].key != entry.key) i = (i + 1) & (capacity_ - 1);
     if (slots_[i].key == 0) ++count_;
-    slots_[i] = Entry{key, seq, size};
+    slots_[i] = entry;
   }
 
   bool erase(std::uintptr_t key, Entry* out) noexcept {
@@ -128,9 +280,13 @@ class Shard {
   }
   std::size_t index(std::uintptr_t key) const noexcept { return hash(key) & (capacity_ - 1); }
 
-  bool grow() noexcept {
+  __attribute__((noinline, cold)) bool grow() noexcept {
     std::size_t new_capacity = capacity_ == 0 ? 1024 : capacity_ * 2;
-    void* mem = ::mmap(nullptr, new_capacity * sizeof(Entry), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // MAP_POPULATE: one system call maps the pages. Faulting them in one by
+    // one on first touch cost more than the inserts themselves on the
+    // virtualized machine of docs/performance.md.
+    void* mem = ::mmap(nullptr, new_capacity * sizeof(Entry), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (mem == MAP_FAILED) return false;
     Entry* old = slots_;
     std::size_t old_capacity = capacity_;
@@ -138,9 +294,13 @@ class Shard {
     capacity_ = new_capacity;
     count_ = 0;
     for (std::size_t i = 0; i < old_capacity; ++i) {
-      if (old[i].key != 0) insert(old[i].key, old[i].seq, old[i].size);
+      if (old[i].key != 0) insert(old[i]);
     }
-    if (old != nullptr) ::munmap(old, old_capacity * sizeof(Entry));
+    // The old table stays mapped (and resident, about as much as the new one
+    // again): unmapping it flushes the TLB of every CPU the process ran on,
+    // and on the virtualized machine of docs/performance.md those flushes
+    // were most of a 200k-block test's `counters` overhead.
+    (void)old;
     return true;
   }
 
@@ -160,33 +320,45 @@ Shard& shard_of(std::uintptr_t key) noexcept {
   return g_shards[((key >> 12) * 0xC2B2AE3D27D4EB4Full >> 58) & (kShards - 1)].shard;
 }
 
-void raise_peak(Window& w, std::int64_t live) noexcept {
-  std::int64_t peak = w.peak_bytes.load(std::memory_order_relaxed);
-  while (live > peak && !w.peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+// Adds one block (count +1) or removes one (-1) from this thread's share.
+void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t count, std::int64_t bytes) noexcept {
+  if (share.epoch.load(std::memory_order_relaxed) != window_epoch) {
+    share.live_count.store(0, std::memory_order_relaxed);
+    share.live_bytes.store(0, std::memory_order_relaxed);
+    share.peak_bytes.store(0, std::memory_order_relaxed);
+    share.epoch.store(window_epoch, std::memory_order_release);
   }
+  share.live_count.store(share.live_count.load(std::memory_order_relaxed) + count, std::memory_order_relaxed);
+  const std::int64_t live = share.live_bytes.load(std::memory_order_relaxed) + bytes;
+  share.live_bytes.store(live, std::memory_order_relaxed);
+  if (live > share.peak_bytes.load(std::memory_order_relaxed)) share.peak_bytes.store(live, std::memory_order_relaxed);
 }
 
 void record_alloc(void* ptr, std::uint64_t usize) noexcept {
-  std::uint64_t seq = g_allocations.value.fetch_add(1, std::memory_order_relaxed);
-  g_allocated_bytes.value.fetch_add(usize, std::memory_order_relaxed);
-  std::uint64_t active = g_windows_active.load(std::memory_order_acquire);
+  ThreadSlot* slot = current_slot();
+  if (slot == nullptr) return;
+  bump(slot->allocations, 1);
+  bump(slot->allocated_bytes, usize);
+  const std::uint64_t active = g_windows_active.load(std::memory_order_acquire);
   if (active == 0) return;
+  const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
   Shard& shard = shard_of(key);
   shard.lock();
-  shard.insert(key, seq, usize);
+  shard.insert(Entry{key, epoch, pack_size(usize)});
   shard.unlock();
-  auto size = static_cast<std::int64_t>(usize);
+  const auto size = static_cast<std::int64_t>(usize);
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
-    Window& w = g_windows[__builtin_ctzll(bits)];
-    if (seq < w.start_seq.load(std::memory_order_relaxed)) continue;
-    w.live_count.fetch_add(1, std::memory_order_relaxed);
-    raise_peak(w, w.live_bytes.fetch_add(size, std::memory_order_relaxed) + size);
+    const int i = __builtin_ctzll(bits);
+    const std::uint32_t window_epoch = g_windows[i].epoch.load(std::memory_order_relaxed);
+    if (in_window(epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, 1, size);
   }
 }
 
 void record_dalloc(void* ptr) noexcept {
-  g_deallocations.value.fetch_add(1, std::memory_order_relaxed);
+  ThreadSlot* slot = current_slot();
+  if (slot == nullptr) return;
+  bump(slot->deallocations, 1);
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
   Shard& shard = shard_of(key);
   Entry entry;
@@ -194,12 +366,11 @@ void record_dalloc(void* ptr) noexcept {
   bool found = shard.erase(key, &entry);
   shard.unlock();
   if (!found) return;  // allocated before any open window: not ours to count
-  auto size = static_cast<std::int64_t>(entry.size);
+  const auto size = static_cast<std::int64_t>(unpack_size(entry.size));
   for (std::uint64_t bits = g_windows_active.load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
-    Window& w = g_windows[__builtin_ctzll(bits)];
-    if (entry.seq < w.start_seq.load(std::memory_order_relaxed)) continue;
-    w.live_count.fetch_sub(1, std::memory_order_relaxed);
-    w.live_bytes.fetch_sub(size, std::memory_order_relaxed);
+    const int i = __builtin_ctzll(bits);
+    const std::uint32_t window_epoch = g_windows[i].epoch.load(std::memory_order_relaxed);
+    if (in_window(entry.epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
   }
 }
 
@@ -229,7 +400,7 @@ void on_expand(void*, int, void* address, std::size_t, std::size_t new_usize, st
 bool find_hook_symbols() noexcept {
   if (!allocator_status().hooks_available) return false;
   g_sallocx = reinterpret_cast<SallocxFn>(sys::find_symbol("sallocx"));
-  return g_sallocx != nullptr;
+  return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0;
 }
 
 // The hooks are installed only while a window counts. With any hook installed
@@ -271,47 +442,96 @@ bool hooks_supported() noexcept {
 }
 
 HookTotals hook_totals() noexcept {
-  return HookTotals{g_allocations.value.load(std::memory_order_acquire),
-                    g_deallocations.value.load(std::memory_order_acquire),
-                    g_allocated_bytes.value.load(std::memory_order_acquire)};
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  const Totals sum = all_threads_locked();
+  return HookTotals{sum.allocations, sum.deallocations, sum.allocated_bytes};
 }
 
 int open_window() noexcept {
   if (!hooks_supported()) return kHooksFailed;
-  std::lock_guard<std::mutex> lock(g_install_mutex);
+  // Before any lock: registering takes g_registry_mutex, which a hook of
+  // this thread must never find held by this thread.
+  ThreadSlot* opener = current_slot();
+  std::lock_guard<std::mutex> install_lock(g_install_mutex);
   const std::uint64_t used = g_windows_used.load(std::memory_order_relaxed);
   if (~used == 0) return kNoFreeWindow;
   if (used == 0 && g_hooks_handle == nullptr && !install_locked()) return kHooksFailed;
   const int index = __builtin_ctzll(~used);
-  g_windows_used.fetch_or(1ull << index, std::memory_order_acq_rel);
-  Window& w = g_windows[index];
-  w.live_bytes.store(0, std::memory_order_relaxed);
-  w.live_count.store(0, std::memory_order_relaxed);
-  w.peak_bytes.store(0, std::memory_order_relaxed);
-  w.start_seq.store(g_allocations.value.load(std::memory_order_acquire), std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(g_registry_mutex);
+    g_windows_used.fetch_or(1ull << index, std::memory_order_acq_rel);
+    Window& w = g_windows[index];
+    std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed) + 1;
+    if (epoch == 0) epoch = 1;  // 0 marks a share that belongs to no window
+    w.epoch.store(epoch, std::memory_order_relaxed);
+    w.opener = opener;
+    w.opener_exited = false;
+    w.opener_start = opener != nullptr ? opener->totals() : Totals{};
+    w.opener_end = Totals{};
+    w.start = all_threads_locked();
+    w.exited_live_count = w.exited_live_bytes = w.exited_peak_bytes = 0;
+    g_epoch.store(epoch, std::memory_order_relaxed);
+  }
+  // Release: a thread that sees the window active sees its epoch too.
   g_windows_active.fetch_or(1ull << index, std::memory_order_acq_rel);
   return index;
 }
 
+namespace {
+WindowResult sum_window_locked(int window) noexcept {
+  const Window& w = g_windows[window];
+  const std::uint32_t epoch = w.epoch.load(std::memory_order_relaxed);
+  std::int64_t live_count = w.exited_live_count;
+  std::int64_t live_bytes = w.exited_live_bytes;
+  std::int64_t peak_bytes = w.exited_peak_bytes;
+  for (const ThreadSlot* s = g_slots; s != nullptr; s = s->next) {
+    const WindowShare& share = s->shares[window];
+    if (!s->in_use || share.epoch.load(std::memory_order_acquire) != epoch) continue;
+    live_count += share.live_count.load(std::memory_order_relaxed);
+    live_bytes += share.live_bytes.load(std::memory_order_relaxed);
+    peak_bytes += share.peak_bytes.load(std::memory_order_relaxed);
+  }
+  const Totals now = all_threads_locked();
+  Totals opener_now = w.opener_start;
+  if (w.opener_exited) {
+    opener_now = w.opener_end;
+  } else if (w.opener != nullptr) {
+    opener_now = w.opener->totals();
+  }
+  WindowResult r;
+  r.live_allocations = static_cast<std::uint64_t>(std::max<std::int64_t>(0, live_count));
+  r.live_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, live_bytes));
+  // Each share's peak is at least its live bytes, so the sum is at least the
+  // window's; the max() covers shares that went negative (frees of blocks
+  // another thread allocated) but were clamped in live_bytes above.
+  r.peak_bytes = std::max(r.live_bytes, static_cast<std::uint64_t>(std::max<std::int64_t>(0, peak_bytes)));
+  const std::uint64_t allocations = now.allocations - w.start.allocations;
+  const std::uint64_t bytes = now.allocated_bytes - w.start.allocated_bytes;
+  const std::uint64_t opener_allocations = opener_now.allocations - w.opener_start.allocations;
+  const std::uint64_t opener_bytes = opener_now.allocated_bytes - w.opener_start.allocated_bytes;
+  r.other_thread_allocations = allocations > opener_allocations ? allocations - opener_allocations : 0;
+  r.other_thread_bytes = bytes > opener_bytes ? bytes - opener_bytes : 0;
+  return r;
+}
+}  // namespace
+
 WindowResult peek_window(int window) noexcept {
   if (window < 0 || window >= kMaxWindows) return {};
-  const Window& w = g_windows[window];
-  WindowResult r;
-  r.live_allocations = static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.live_count.load()));
-  r.live_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.live_bytes.load()));
-  r.peak_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, w.peak_bytes.load()));
-  return r;
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  return sum_window_locked(window);
 }
 
 WindowResult close_window(int window) noexcept {
   if (window < 0 || window >= kMaxWindows) return {};
+  // Registers the closing thread, if new, before any lock (see open_window).
+  (void)current_slot();
   std::uint64_t bit = 1ull << window;
   std::uint64_t before = g_windows_active.fetch_and(~bit, std::memory_order_acq_rel);
   WindowResult r = peek_window(window);
   if ((before & ~bit) == 0) {
     // No window is counting: forget the tracked pointers so the table stays
     // small between scopes. A pointer inserted concurrently with this clear
-    // is harmless: its sequence number predates every future window.
+    // is harmless: its epoch predates every future window.
     for (auto& s : g_shards) {
       s.shard.lock();
       s.shard.clear();
@@ -319,7 +539,13 @@ WindowResult close_window(int window) noexcept {
     }
   }
   std::lock_guard<std::mutex> lock(g_install_mutex);
-  if ((g_windows_used.fetch_and(~bit, std::memory_order_acq_rel) & ~bit) == 0) remove_locked();
+  bool last;
+  {
+    // With the registry: an exiting thread folds its shares only into windows still in use.
+    std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
+    last = (g_windows_used.fetch_and(~bit, std::memory_order_acq_rel) & ~bit) == 0;
+  }
+  if (last) remove_locked();
   return r;
 }
 

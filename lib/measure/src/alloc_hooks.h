@@ -21,18 +21,27 @@ struct HookTotals {
 struct WindowResult {
   std::uint64_t live_allocations = 0;  ///< made in the window, not freed by its close
   std::uint64_t live_bytes = 0;
-  std::uint64_t peak_bytes = 0;        ///< highest live_bytes reached while open
+  /// Highest live_bytes reached while open: exact when one thread allocated
+  /// and freed the window's blocks; with several, the sum of each thread's
+  /// own highest point, an upper bound that is never below live_bytes.
+  std::uint64_t peak_bytes = 0;
+  /// Allocations (and their usable bytes) made while open by threads other
+  /// than the one that opened the window.
+  std::uint64_t other_thread_allocations = 0;
+  std::uint64_t other_thread_bytes = 0;
 };
 
 /// jemalloc serves malloc and its hook ABI and sallocx are there. Checked once.
 bool hooks_supported() noexcept;
 
 /// Totals while hooks were installed (they only count inside windows; a
-/// window's own numbers are differences taken while it is open).
+/// window's own numbers are differences taken while it is open). Sums every
+/// thread's counters under a lock: for opening and closing, not hot paths.
 HookTotals hook_totals() noexcept;
 
 /// Opens a counting window (at most kMaxWindows at once, process-wide),
-/// installing jemalloc's hooks if it is the only one; returns its index,
+/// installing jemalloc's hooks if it is the only one; the calling thread is
+/// the window's opener (WindowResult::other_thread_*). Returns its index,
 /// kNoFreeWindow if all are in use, kHooksFailed if the hooks cannot be installed.
 int open_window() noexcept;
 inline constexpr int kNoFreeWindow = -1;

@@ -220,6 +220,8 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
       result.live_allocations = window.live_allocations;
       result.live_bytes = window.live_bytes;
       result.peak_bytes = window.peak_bytes;
+      result.other_thread_allocations = window.other_thread_allocations;
+      result.other_thread_bytes = window.other_thread_bytes;
     }
     if (!owns_profiling_) return result;
     auto profiled = finish_profiling(std::move(result));

@@ -50,10 +50,22 @@ struct ScopeResult {
   /// the scope meant to keep them. Frees of older memory never subtract here.
   std::uint64_t live_allocations = 0;
   std::uint64_t live_bytes = 0;
-  /// The highest live_bytes reached at any moment inside the scope.
+  /// The highest live_bytes reached at any moment inside the scope: exact when
+  /// one thread made and freed the scope's blocks; when several did, the sum
+  /// of each thread's own highest point (an upper bound, never below
+  /// live_bytes), since tracking one shared peak would make every allocation
+  /// of every thread contend for it.
   std::uint64_t peak_bytes = 0;
   /// Deallocations made inside the scope, of any memory (old or new).
   std::uint64_t deallocations = 0;
+  /// The part of `allocations` (and of `allocated_bytes`) made by threads
+  /// other than the one that started the scope: a thread pool's workers, a
+  /// background logger. Kept apart because how many of those land inside the
+  /// scope depends on scheduling, so a gate can hold them to a looser rule
+  /// than the starting thread's own, which repeat exactly. Counted by the
+  /// allocation hooks in every mode; 0 without them (`bytes_only`).
+  std::uint64_t other_thread_allocations = 0;
+  std::uint64_t other_thread_bytes = 0;
   /// True when the counts are estimates (`sampled` mode).
   bool estimated = false;
   /// `sampled`: the standard errors of those estimates (sampling_errors() of

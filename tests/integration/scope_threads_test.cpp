@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Which thread made a scope's allocations: ScopeResult::other_thread_* count
+// the threads other than the one that started the scope, exactly, including
+// threads that exit before the scope finishes (their counters fold into the
+// process totals when they exit).
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/profile_scope.h"
+#include "test_support.h"
+#include "workloads.h"
+
+namespace heapgate {
+namespace {
+
+using testing::allocate_blocks;
+using testing::free_blocks;
+
+TEST(ScopeThreads, AllocationsOfAThreadStartedInsideCountAsOtherThreads) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  std::vector<void*> blocks;
+  blocks.reserve(100);
+  ProfileScope scope{"threads", Mode::counters};
+  // Starting the thread allocates on this thread (std::thread's state, glibc's
+  // TLS vector): those count as the starting thread's, not as other threads'.
+  std::thread worker([&] { allocate_blocks(blocks, 100, 64); });
+  worker.join();  // the worker has exited: its counts were folded
+  auto r = scope.finish();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->other_thread_allocations, 100u);
+  EXPECT_EQ(r->other_thread_bytes, 100u * 64);
+  EXPECT_GT(r->allocations, r->other_thread_allocations);  // the thread's start-up, on this thread
+  EXPECT_GE(r->live_allocations, 100u);                    // the exited worker's blocks are still live
+  EXPECT_GE(r->live_bytes, 100u * 64);
+  EXPECT_GE(r->peak_bytes, r->live_bytes);
+  free_blocks(blocks);
+}
+
+TEST(ScopeThreads, SingleThreadedBodyHasNoOtherThreadAllocations) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  std::vector<void*> blocks;
+  blocks.reserve(50);
+  ProfileScope scope{"one thread", Mode::counters};
+  allocate_blocks(blocks, 50, 128);
+  free_blocks(blocks);
+  allocate_blocks(blocks, 20, 128);
+  auto r = scope.finish();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->allocations, 70u);
+  EXPECT_EQ(r->other_thread_allocations, 0u);
+  EXPECT_EQ(r->other_thread_bytes, 0u);
+  EXPECT_EQ(r->live_allocations, 20u);
+  EXPECT_EQ(r->peak_bytes, 50u * 128);  // one thread: the peak is exact
+  free_blocks(blocks);
+}
+
+// The opener exits before the scope finishes on another thread: what the
+// finishing thread allocated counts as another thread's.
+TEST(ScopeThreads, OpenerThatExitedBeforeTheFinishKeepsItsOwnCounts) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  std::vector<void*> opener_blocks;
+  opener_blocks.reserve(5);
+  std::vector<void*> main_blocks;
+  main_blocks.reserve(7);
+  std::optional<ProfileScope> scope;
+  std::thread opener([&] {
+    scope.emplace("handed over", Mode::counters);
+    allocate_blocks(opener_blocks, 5, 32);
+  });
+  opener.join();
+  allocate_blocks(main_blocks, 7, 256);
+  auto r = scope->finish();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->allocations, 12u);
+  EXPECT_EQ(r->other_thread_allocations, 7u);
+  EXPECT_EQ(r->other_thread_bytes, 7u * 256);
+  EXPECT_EQ(r->live_allocations, 12u);
+  EXPECT_EQ(r->live_bytes, 5u * 32 + 7u * 256);
+  free_blocks(opener_blocks);
+  free_blocks(main_blocks);
+}
+
+}  // namespace
+}  // namespace heapgate
