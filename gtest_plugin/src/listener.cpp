@@ -266,6 +266,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, fixture_bytes);
     }
     record.estimated = scope.estimated;
+    record.other_threads = ThreadShare{scope.other_thread_allocations, scope.other_thread_bytes};
     record.standard_errors = standard_errors_of(scope);
     if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
     record.growth = std::move(growth_);

@@ -684,5 +684,71 @@ TEST(CallSiteGate, SavedRecordsWithCompleteSitesAreGatedAgain) {
   EXPECT_FALSE(observation_of(r).gate_call_sites);
 }
 
+TEST(SchedulingAllowance, OnePercentOfOtherThreadsAtLeastOneBlock) {
+  const ThreadShare busy{1000, 64000};
+  EXPECT_EQ(scheduling_allowance(MetricName::allocations, busy), 10u);
+  EXPECT_EQ(scheduling_allowance(MetricName::live_allocations, busy), 10u);
+  EXPECT_EQ(scheduling_allowance(MetricName::allocated_bytes, busy), 640u);
+  EXPECT_EQ(scheduling_allowance(MetricName::peak_bytes, busy), 640u);
+  const ThreadShare few{3, 1536};
+  EXPECT_EQ(scheduling_allowance(MetricName::allocations, few), 1u);
+  EXPECT_EQ(scheduling_allowance(MetricName::live_bytes, few), 512u);  // one mean block
+  EXPECT_EQ(scheduling_allowance(MetricName::allocations, ThreadShare{}), 0u);
+}
+
+TEST(SchedulingAllowance, ThreadedTestsMayMoveByItSingleThreadedOnesStayExact) {
+  BaselineEntry threaded = entry(9031);
+  threaded.other_threads = ThreadShare{200, 102400};
+  // One more 512-byte block from a background thread: scheduling, not a change.
+  Metrics once_more = metrics(9031);
+  once_more.allocations += 1;
+  once_more.allocated_bytes += 512;
+  once_more.peak_bytes += 512;
+  EXPECT_EQ(compare_to_baseline(once_more, &threaded, Tolerances::strict()).verdict, Verdict::pass);
+  const Comparison three = compare_to_baseline(metrics(9034), &threaded, Tolerances::strict());
+  EXPECT_EQ(three.verdict, Verdict::regressed);
+  EXPECT_NE(three.explanation.find("allocations 9031 \xE2\x86\x92 9034 (+3, +0.0%), limit +2"), std::string::npos)
+      << three.explanation;
+  EXPECT_NE(three.explanation.find("Other threads made 200 of its allocations (102400 bytes) when recorded"),
+            std::string::npos)
+      << three.explanation;
+  // A planted +1 allocation in a test no other thread allocates in is caught.
+  EXPECT_EQ(compare_to_baseline(metrics(9032), &threaded, Tolerances::strict()).verdict, Verdict::pass);
+  const BaselineEntry single = entry(9031);
+  EXPECT_EQ(compare_to_baseline(metrics(9032), &single, Tolerances::strict()).verdict, Verdict::regressed);
+}
+
+TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
+  Report one;
+  one.run.binary = "b";
+  TestRecord t;
+  t.name = "S.T";
+  t.suite = "S";
+  t.test = "T";
+  t.mode = Mode::counters;
+  t.metrics = metrics(100);
+  t.other_threads = ThreadShare{5, 500};
+  one.tests.push_back(t);
+  Report two = one;
+  two.tests[0].other_threads = ThreadShare{9, 300};
+  const auto entries = calibrated_entries({one, two});
+  ASSERT_EQ(entries.count("S.T"), 1u);
+  EXPECT_EQ(entries.at("S.T").other_threads, (ThreadShare{9, 500}));  // the most of each
+  EXPECT_EQ(baseline_entries(one).at("S.T").other_threads, (ThreadShare{5, 500}));
+
+  auto report = parse_report_json(to_json(one), "r.json");
+  ASSERT_TRUE(report) << report.error().message();
+  EXPECT_EQ(report->tests[0].other_threads, (ThreadShare{5, 500}));
+  Baseline b;
+  b.binary = "b";
+  accept_run(b, one);
+  auto reread = parse_baseline_json(to_json(b), "b.json");
+  ASSERT_TRUE(reread) << reread.error().message();
+  EXPECT_EQ(reread->tests.at("S.T").other_threads, (ThreadShare{5, 500}));
+  // Single-threaded records write nothing.
+  one.tests[0].other_threads = ThreadShare{};
+  EXPECT_EQ(to_json(one).find("other_threads"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace heapgate

@@ -71,7 +71,8 @@ json tolerances_to_json(const Tolerances& t) {
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
          a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
-         a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete;
+         a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
+         a.other_threads == b.other_threads;
 }
 
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
@@ -121,7 +122,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"call_sites", "call_sites_complete", "metrics", "mode", "noise", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"call_sites", "call_sites_complete", "metrics", "mode", "noise", "other_threads", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -138,6 +139,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       }
       if (const json* sites = r.member(e, p, "call_sites", false)) {
         entry.call_sites = detail::read_call_sites(r, *sites, pointer_append(p, "call_sites"));
+      }
+      if (const json* other = r.member(e, p, "other_threads", false)) {
+        entry.other_threads = detail::read_thread_share(r, *other, pointer_append(p, "other_threads"));
       }
       if (const json* complete = r.member(e, p, "call_sites_complete", false)) {
         entry.call_sites_complete = r.boolean(*complete, pointer_append(p, "call_sites_complete"));
@@ -206,6 +210,7 @@ std::string to_json(const Baseline& baseline) {
     e["top_stacks"] = entry.top_stacks;
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
     if (entry.call_sites_complete) e["call_sites_complete"] = true;
+    if (!entry.other_threads.empty()) e["other_threads"] = detail::thread_share_to_json(entry.other_threads);
     if (entry.setup_residue) e["setup_residue"] = true;
     if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);
     if (entry.noise) {

@@ -142,6 +142,19 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       used[m] = Tolerance{sampling_tolerance(static_cast<double>(get(then, m)), static_cast<double>(get(now, m))), 0.0};
     }
   }
+  // Other threads' allocations land in the test by scheduling: a little
+  // more or less of them is not a change (docs/design.md §6a).
+  const bool threaded = !baseline->other_threads.empty();
+  if (threaded) {
+    for (MetricName m : kMetricNames) {
+      // max(absolute, relative x baseline) for the test's own thread, plus the scheduling allowance.
+      const std::uint64_t own = allowed_change(used[m], get(baseline->metrics, m));
+      const std::uint64_t allowance = scheduling_allowance(m, baseline->other_threads);
+      used[m] = Tolerance{own > std::numeric_limits<std::uint64_t>::max() - allowance ? std::numeric_limits<std::uint64_t>::max()
+                                                                                    : own + allowance,
+                          0.0};
+    }
+  }
   std::string grew;
   std::string shrank;
   std::string noisy;
@@ -187,6 +200,11 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     c.explanation = "pass: every metric is within tolerance of the baseline.";
   }
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
+  if (threaded && c.verdict != Verdict::pass) {
+    c.explanation += " Other threads made " + std::to_string(baseline->other_threads.allocations) + " of its allocations (" +
+                     std::to_string(baseline->other_threads.bytes) +
+                     " bytes) when recorded; the limits allow 1% of those, at least one block, for scheduling.";
+  }
   if (!noisy.empty()) {
     c.note = "noisy: over " + std::to_string(baseline->noise->runs) + " calibration runs " + noisy +
              "; within twice that spread passes (fix or isolate what makes it vary)";
@@ -610,6 +628,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
     e.call_sites = t.call_sites;
     e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
+    e.other_threads = t.other_threads;
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
     out[t.name] = std::move(e);
@@ -654,6 +673,10 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
       contradicted = contradicted || (e->metrics.live_allocations > 0 && !e->setup_residue);
     }
     entry.setup_residue = entry.setup_residue && !contradicted;
+    for (const BaselineEntry* e : seen) {
+      entry.other_threads.allocations = std::max(entry.other_threads.allocations, e->other_threads.allocations);
+      entry.other_threads.bytes = std::max(entry.other_threads.bytes, e->other_threads.bytes);
+    }
     for (const BaselineEntry* e : seen) {
       if (entry.call_sites.empty()) {
         entry.call_sites = e->call_sites;

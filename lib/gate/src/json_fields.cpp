@@ -237,6 +237,19 @@ json call_sites_to_json(const std::vector<CallSite>& sites) {
   return out;
 }
 
+json thread_share_to_json(const ThreadShare& share) {
+  return json{{"allocations", share.allocations}, {"bytes", share.bytes}};
+}
+
+ThreadShare read_thread_share(JsonReader& r, const json& value, const std::string& pointer) {
+  ThreadShare out;
+  if (!r.object(value, pointer)) return out;
+  r.only_keys(value, pointer, {"allocations", "bytes"});
+  if (const json* f = r.member(value, pointer, "allocations", true)) out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
+  if (const json* f = r.member(value, pointer, "bytes", true)) out.bytes = r.u64(*f, pointer_append(pointer, "bytes"));
+  return out;
+}
+
 Fingerprint read_fingerprint(JsonReader& r, const json& value, const std::string& pointer) {
   Fingerprint out;
   if (!r.object(value, pointer)) return out;

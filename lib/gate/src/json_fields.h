@@ -87,6 +87,9 @@ void check_schema(JsonReader& reader, const json* schema, std::string_view expec
 /// CallSite lists: [{"allocations": N, "bytes": B, "function": "...", "location": "..."}].
 json call_sites_to_json(const std::vector<CallSite>& sites);
 std::vector<CallSite> read_call_sites(JsonReader& reader, const json& value, const std::string& pointer);
+/// A ThreadShare: {"allocations": N, "bytes": B}.
+json thread_share_to_json(const ThreadShare& share);
+ThreadShare read_thread_share(JsonReader& reader, const json& value, const std::string& pointer);
 /// A Fingerprint: an object of strings.
 Fingerprint read_fingerprint(JsonReader& reader, const json& value, const std::string& pointer);
 

@@ -151,6 +151,22 @@ std::string estimate_interval(std::uint64_t value, std::uint64_t standard_error)
   return whole(low) + "\xE2\x80\x93" + whole(high);  // en dash
 }
 
+bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
+  return a.allocations == b.allocations && a.bytes == b.bytes;
+}
+bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
+
+std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads) noexcept {
+  if (other_threads.empty()) return 0;
+  const bool bytes = metric == MetricName::allocated_bytes || metric == MetricName::live_bytes ||
+                     metric == MetricName::peak_bytes;
+  const std::uint64_t volume = bytes ? other_threads.bytes : other_threads.allocations;
+  const std::uint64_t one_block = bytes ? (other_threads.bytes + other_threads.allocations - 1) / other_threads.allocations : 1;
+  const double share = std::ceil(kOtherThreadsSlack * static_cast<double>(volume));
+  const std::uint64_t slack = share >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(share);
+  return slack > one_block ? slack : one_block;
+}
+
 bool operator==(const CallSite& a, const CallSite& b) noexcept {
   return a.function == b.function && a.location == b.location && a.allocations == b.allocations && a.bytes == b.bytes;
 }

@@ -91,6 +91,12 @@ struct BaselineEntry {
   /// "standard_errors", absent otherwise), so the gate can set each metric's
   /// tolerance from both runs' sampling error (docs/design.md §6b).
   std::optional<Metrics> standard_errors = std::nullopt;
+  /// What other threads allocated during the test when recorded (the most
+  /// over calibration runs; JSON "other_threads", absent when none): its
+  /// counts then move with scheduling, and each metric may move by
+  /// scheduling_allowance() besides its tolerance. A single-threaded test has
+  /// none and stays exact.
+  ThreadShare other_threads = {};
 };
 
 /// Field-by-field equality.

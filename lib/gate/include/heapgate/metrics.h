@@ -140,6 +140,28 @@ struct CallSite {
 bool operator==(const CallSite& a, const CallSite& b) noexcept;
 bool operator!=(const CallSite& a, const CallSite& b) noexcept;
 
+/// What threads other than the test's own allocated during it
+/// (ScopeResult::other_thread_*): a thread pool's workers, a background
+/// compaction. How much of that lands inside a test depends on scheduling.
+struct ThreadShare {
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+  bool empty() const noexcept { return allocations == 0; }
+};
+bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept;
+bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
+
+/// The share of other threads' allocations a test may gain or lose by
+/// scheduling alone: 1%.
+inline constexpr double kOtherThreadsSlack = 0.01;
+
+/// How far `metric` of a test whose baseline saw `other_threads` may move by
+/// scheduling: kOtherThreadsSlack of the other threads' allocations (count
+/// metrics) or bytes (byte metrics), at least one of their blocks (one
+/// allocation; their mean block size in bytes). 0 when no other thread
+/// allocated: a single-threaded test repeats exactly. docs/design.md §6a.
+std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads) noexcept;
+
 /// The absolute byte allowance of `sampled` mode: jemalloc's default sample period.
 inline constexpr std::uint64_t kSampledAbsoluteBytes = 512 * 1024;
 

@@ -91,6 +91,10 @@ struct TestRecord {
   /// them of the truth (docs/design.md §6b). peak_bytes, counted exactly by
   /// the hooks, has none.
   std::optional<Metrics> standard_errors;
+  /// The part of the allocations other threads made (JSON "other_threads":
+  /// {"allocations": N, "bytes": B}, absent when none): accepting the record
+  /// stores it, and the gate then allows for scheduling (scheduling_allowance()).
+  ThreadShare other_threads = {};
   /// The baseline's metrics, when the baseline has an entry for the test.
   std::optional<Metrics> baseline;
   /// Per-metric comparison with the baseline (Comparison::deltas).
