@@ -4,6 +4,7 @@
 // the threads other than the one that started the scope, exactly, including
 // threads that exit before the scope finishes (their counters fold into the
 // process totals when they exit).
+#include <cstdlib>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -56,6 +57,33 @@ TEST(ScopeThreads, SingleThreadedBodyHasNoOtherThreadAllocations) {
   EXPECT_EQ(r->live_allocations, 20u);
   EXPECT_EQ(r->peak_bytes, 50u * 128);  // one thread: the peak is exact
   free_blocks(blocks);
+}
+
+// Threads that start and exit one after another inside the scope: each one's
+// counts and live blocks fold into the totals when it exits, and its slot is
+// reused by the next.
+TEST(ScopeThreads, ShortLivedThreadsFoldTheirCountsExactly) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  constexpr std::size_t kThreads = 50;
+  std::vector<std::vector<void*>> blocks(kThreads);
+  for (auto& b : blocks) b.reserve(10);
+  ProfileScope scope{"short-lived threads", Mode::counters};
+  for (std::size_t t = 0; t < kThreads; ++t) {
+    std::thread worker([&blocks, t] {
+      allocate_blocks(blocks[t], 10, 64);
+      std::free(blocks[t].back());  // one freed by its own thread
+      blocks[t].pop_back();
+    });
+    worker.join();
+  }
+  auto r = scope.finish();
+  ASSERT_TRUE(r) << r.error().message();
+  EXPECT_EQ(r->other_thread_allocations, kThreads * 10);
+  EXPECT_EQ(r->other_thread_bytes, kThreads * 10 * 64);
+  EXPECT_GE(r->live_allocations, kThreads * 9);
+  EXPECT_GE(r->live_bytes, kThreads * 9 * 64);
+  EXPECT_GE(r->peak_bytes, r->live_bytes);
+  for (auto& b : blocks) free_blocks(b);
 }
 
 // The opener exits before the scope finishes on another thread: what the

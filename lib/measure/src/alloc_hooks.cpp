@@ -82,6 +82,9 @@ struct alignas(64) ThreadSlot {
   bool in_use = false;
   WindowShare shares[kMaxWindows];
 
+  constexpr ThreadSlot() = default;
+  constexpr explicit ThreadSlot(bool always_in_use) : in_use(always_in_use) {}
+
   Totals totals() const noexcept {
     return Totals{allocations.load(std::memory_order_relaxed), deallocations.load(std::memory_order_relaxed),
                   allocated_bytes.load(std::memory_order_relaxed)};
@@ -89,6 +92,9 @@ struct alignas(64) ThreadSlot {
 };
 
 __attribute__((tls_model("initial-exec"))) thread_local ThreadSlot* t_slot = nullptr;
+// Set once the thread's slot was folded: frees glibc makes after the key
+// destructors ran must not register a slot that no destructor would fold.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_exited = false;
 
 // A counting window. `epoch` is written only by open_window; the rest only
 // under g_registry_mutex.
@@ -119,7 +125,10 @@ bool in_window(std::uint32_t block_epoch, std::uint32_t window_epoch) noexcept {
 // short sections that never allocate, so a hook may take it (a thread's first
 // counted allocation registers it).
 std::mutex g_registry_mutex;
-ThreadSlot* g_slots = nullptr;
+// Counts of threads without a slot of their own (exiting, or out of memory),
+// updated only under g_registry_mutex. Always first on g_slots.
+ThreadSlot g_unregistered{true};  // constexpr constructor: constant-initialized, before any hook runs
+ThreadSlot* g_slots = &g_unregistered;
 Totals g_exited;  // counts of threads that exited
 pthread_key_t g_thread_key;  // its destructor folds an exiting thread's slot
 
@@ -150,9 +159,12 @@ ThreadSlot* register_thread() noexcept {
   return slot;
 }
 
+// The calling thread's slot; nullptr if it has none and may not get one
+// (then the caller counts in g_unregistered, under g_registry_mutex).
 ThreadSlot* current_slot() noexcept {
   ThreadSlot* slot = t_slot;
-  return slot != nullptr ? slot : register_thread();
+  if (slot != nullptr || t_exited) return slot;
+  return register_thread();
 }
 
 // The thread's counts move to g_exited and its shares to the open windows it
@@ -185,6 +197,7 @@ void thread_exited(void* arg) noexcept {
   for (auto& share : slot->shares) share.epoch.store(0, std::memory_order_relaxed);
   slot->in_use = false;
   t_slot = nullptr;
+  t_exited = true;
 }
 
 Totals all_threads_locked() noexcept {
@@ -334,9 +347,7 @@ void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t c
   if (live > share.peak_bytes.load(std::memory_order_relaxed)) share.peak_bytes.store(live, std::memory_order_relaxed);
 }
 
-void record_alloc(void* ptr, std::uint64_t usize) noexcept {
-  ThreadSlot* slot = current_slot();
-  if (slot == nullptr) return;
+void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept {
   bump(slot->allocations, 1);
   bump(slot->allocated_bytes, usize);
   const std::uint64_t active = g_windows_active.load(std::memory_order_acquire);
@@ -355,9 +366,7 @@ void record_alloc(void* ptr, std::uint64_t usize) noexcept {
   }
 }
 
-void record_dalloc(void* ptr) noexcept {
-  ThreadSlot* slot = current_slot();
-  if (slot == nullptr) return;
+void record_dalloc_in(ThreadSlot* slot, void* ptr) noexcept {
   bump(slot->deallocations, 1);
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
   Shard& shard = shard_of(key);
@@ -372,6 +381,18 @@ void record_dalloc(void* ptr) noexcept {
     const std::uint32_t window_epoch = g_windows[i].epoch.load(std::memory_order_relaxed);
     if (in_window(entry.epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
   }
+}
+
+void record_alloc(void* ptr, std::uint64_t usize) noexcept {
+  if (ThreadSlot* slot = current_slot()) return record_alloc_in(slot, ptr, usize);
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  record_alloc_in(&g_unregistered, ptr, usize);
+}
+
+void record_dalloc(void* ptr) noexcept {
+  if (ThreadSlot* slot = current_slot()) return record_dalloc_in(slot, ptr);
+  std::lock_guard<std::mutex> lock(g_registry_mutex);
+  record_dalloc_in(&g_unregistered, ptr);
 }
 
 void on_alloc(void*, int, void* result, std::uintptr_t, std::uintptr_t*) {
