@@ -9,7 +9,9 @@
 # and median CPU (user+system) time of N runs, CPU time relative to glibc (and,
 # for heapgate's rows, to heapgate off: the same GoogleTest machinery with
 # nothing measured), and the largest peak RSS of the runs. Ratios are computed
-# here, from the measurements of bench/anchor_measure (wait4).
+# here, from the measurements of bench/anchor_measure (wait4). The rows take
+# turns (every row once, then again), so load that comes and goes during the
+# run is shared among them.
 #
 #   scripts/bench_anchors.sh           build bench_anchors, install heaptrack and
 #                                      valgrind with apt-get if missing, run, print
@@ -121,35 +123,40 @@ median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {if (
 
 load_before=$(uptime | sed 's/.*load average: //')
 failed=0
-results=()  # per row: "wall cpu rss_kib" or a reason
+# Round robin: repetition r runs every row once before repetition r+1, so a
+# change in the machine's load during the run falls on all rows alike rather
+# than on whichever rows were running then.
+status=()  # per row: "" (running), "missing: ...", "failed: ..."
 for i in "${!names[@]}"; do
-  if [[ -n "${missing[$i]}" ]]; then
-    results+=("missing: ${missing[$i]}")
-    continue
-  fi
-  : >"$work/runs"
-  ok=1
-  for ((r = 0; r < repeat; r++)); do
+  status+=("${missing[$i]:+missing: ${missing[$i]}}")
+  : >"$work/runs$i"
+done
+for ((r = 0; r < repeat; r++)); do
+  for i in "${!names[@]}"; do
+    [[ -z "${status[$i]}" ]] || continue
     rm -f "$work/one"
     # shellcheck disable=SC2086  # the commands are word lists built above, no user input
     if ! env -u LD_PRELOAD -u MALLOC_CONF -u HEAPGATE_MODE -u ASAN_OPTIONS -u LSAN_OPTIONS \
         "$measure" "$work/one" ${commands[$i]} >"$work/row$i.log" 2>&1; then
-      ok=0
-      break
+      failed=1
+      status[$i]="failed: exit $(awk '{print $4}' "$work/one" 2>/dev/null || echo '?'): $(tail -n 1 "$work/row$i.log")"
+      continue
     fi
-    cat "$work/one" >>"$work/runs"
+    cat "$work/one" >>"$work/runs$i"
+    # heapgate's measuring rows must have counted the workload itself: 2 allocations per entry.
+    if [[ "${names[$i]}" == "heapgate counters" || "${names[$i]}" == "heapgate exact" ]] &&
+      ! grep -q "\"allocations\": $((2 * entries))," "$work/report/anchor_suite.json"; then
+      failed=1
+      status[$i]="failed: the report does not count $((2 * entries)) allocations"
+    fi
   done
-  if ((!ok)); then
-    failed=1
-    results+=("failed: exit $(awk '{print $4}' "$work/one" 2>/dev/null || echo '?'): $(tail -n 1 "$work/row$i.log")")
-    continue
-  fi
-  results+=("$(median "$work/runs" 1) $(median "$work/runs" 2) $(sort -g -k3 "$work/runs" | tail -n 1 | awk '{print $3}')")
-  # heapgate's measuring rows must have counted the workload itself: 2 allocations per entry.
-  if [[ "${names[$i]}" == "heapgate counters" || "${names[$i]}" == "heapgate exact" ]] &&
-    ! grep -q "\"allocations\": $((2 * entries))," "$work/report/anchor_suite.json"; then
-    failed=1
-    results[$i]="failed: the report does not count $((2 * entries)) allocations ($work/report/anchor_suite.json)"
+done
+results=()  # per row: "wall cpu rss_kib", or why there are no numbers
+for i in "${!names[@]}"; do
+  if [[ -n "${status[$i]}" ]]; then
+    results+=("${status[$i]}")
+  else
+    results+=("$(median "$work/runs$i" 1) $(median "$work/runs$i" 2) $(sort -g -k3 "$work/runs$i" | tail -n 1 | awk '{print $3}')")
   fi
 done
 load_after=$(uptime | sed 's/.*load average: //')
