@@ -90,12 +90,15 @@ if ((!check)) && { ! command -v heaptrack >/dev/null || ! command -v valgrind >/
     echo "heapgate: bench_anchors.sh: apt-get could not install heaptrack and valgrind; their rows are left out" >&2
 fi
 
-jemalloc=$(ldconfig -p | awk '$1 == "libjemalloc.so.2" {print $NF; exit}')
+# ldconfig lives in /sbin, which a user's PATH may lack.
+jemalloc=$({ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true; } |
+  awk '$1 == "libjemalloc.so.2" {print $NF; exit}')
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/heapgate-anchors.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# Each row: name, then why it cannot run ("" when it can), then the command.
+# Each row: name, then why it cannot run ("" when it can), then the command,
+# split on spaces when run (so the build and temp directories must have none).
 # Every run starts from the same environment: no preloads, no allocator or
 # heapgate settings inherited from the caller.
 names=() missing=() commands=()
@@ -121,7 +124,9 @@ done
 # median FILE COLUMN: the median of a column of numbers (mean of the middle two for an even count).
 median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 
-load_before=$(uptime | sed 's/.*load average: //')
+# /proc/loadavg rather than uptime: minimal Debian images lack procps.
+load() { awk '{print $1 ", " $2 ", " $3}' /proc/loadavg; }
+load_before=$(load)
 failed=0
 # Round robin: repetition r runs every row once before repetition r+1, so a
 # change in the machine's load during the run falls on all rows alike rather
@@ -139,7 +144,7 @@ for ((r = 0; r < repeat; r++)); do
     if ! env -u LD_PRELOAD -u MALLOC_CONF -u HEAPGATE_MODE -u ASAN_OPTIONS -u LSAN_OPTIONS \
         "$measure" "$work/one" ${commands[$i]} >"$work/row$i.log" 2>&1; then
       failed=1
-      status[$i]="failed: exit $(awk '{print $4}' "$work/one" 2>/dev/null || echo '?'): $(tail -n 1 "$work/row$i.log")"
+      status[i]="failed: exit $(awk '{print $4}' "$work/one" 2>/dev/null || echo '?'): $(tail -n 1 "$work/row$i.log")"
       continue
     fi
     cat "$work/one" >>"$work/runs$i"
@@ -147,7 +152,7 @@ for ((r = 0; r < repeat; r++)); do
     if [[ "${names[$i]}" == "heapgate counters" || "${names[$i]}" == "heapgate exact" ]] &&
       ! grep -q "\"allocations\": $((2 * entries))," "$work/report/anchor_suite.json"; then
       failed=1
-      status[$i]="failed: the report does not count $((2 * entries)) allocations"
+      status[i]="failed: the report does not count $((2 * entries)) allocations"
     fi
   done
 done
@@ -159,7 +164,7 @@ for i in "${!names[@]}"; do
     results+=("$(median "$work/runs$i" 1) $(median "$work/runs$i" 2) $(sort -g -k3 "$work/runs$i" | tail -n 1 | awk '{print $3}')")
   fi
 done
-load_after=$(uptime | sed 's/.*load average: //')
+load_after=$(load)
 
 cpu_of() { [[ "${results[$1]}" =~ ^[0-9] ]] && echo "${results[$1]}" | awk '{print $2}'; }
 glibc_cpu=$(cpu_of 0 || true)
