@@ -4,12 +4,11 @@
 // test, linked with heapgate::gtest_main: what listener_bench runs per mode.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 
-namespace {
-void escape(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
-}  // namespace
+#include "map_workload.h"
+
+using heapgate::bench::escape;
 
 #define HEAPGATE_TRIVIAL(n)            \
   TEST(Trivial, Test##n) {             \
@@ -37,8 +36,4 @@ HEAPGATE_TRIVIAL100(9)
 HEAPGATE_TRIVIAL100(10)
 
 // 200,000 allocations in a std::map<int, std::string> workload.
-TEST(Heavy, MapOfStrings) {
-  std::map<int, std::string> m;
-  for (int i = 0; i < 100000; ++i) m.emplace(i, std::string(40, static_cast<char>('a' + i % 26)));
-  escape(&m);
-}
+TEST(Heavy, MapOfStrings) { heapgate::bench::map_of_strings(100000); }

@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: MIT
 # heapgate's performance suite: builds bench/ into build/, runs each benchmark
 # (their own tables), then prints the ratios recorded in docs/performance.md.
-# Takes a few minutes, most of it jeprof.
+# Takes a few minutes, most of it jeprof, plus ~10 minutes of anchors (exact
+# mode, memcheck and jemalloc profiling every allocation on 1M allocations).
 #   scripts/bench.sh ["STACKS ..."]   (default "10000 50000" distinct stacks per profile)
+#   scripts/bench.sh --anchors         only the anchors: scripts/bench_anchors.sh (the same
+#                                      workload under glibc, jemalloc, the sanitizers,
+#                                      heaptrack, Valgrind and heapgate's modes), which the
+#                                      full run also ends with
 # HEAPGATE_BUILD_DIR picks the build directory, HEAPGATE_BUILD_JOBS the
 # compile jobs (default: one per core).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+if [[ "${1:-}" == "--anchors" ]]; then exec "$here/scripts/bench_anchors.sh"; fi
 build="${HEAPGATE_BUILD_DIR:-$here/build}"
 stacks="${1:-10000 50000}"
 jobs="${HEAPGATE_BUILD_JOBS:-$(nproc)}"
@@ -44,3 +50,6 @@ fi
 echo "== ratios"
 "$build/bench/bench_summary" scope="$work/scope.json" scope_noprof="$work/scope_noprof.json" \
   "${diff_outputs[@]}" listener="$work/listener.json" http="$work/http.json"
+
+echo "== the anchors: one workload under other allocators and tools, and under heapgate"
+"$here/scripts/bench_anchors.sh"
