@@ -123,12 +123,15 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")
       ->check(CLI::ExistingFile);
-  // CLI11 converts "-3" into a huge std::size_t without complaint (and its
-  // NonNegativeNumber check names DBL_MAX in full).
+  // CLI11 converts "-3" into a huge std::size_t, and a 20-digit number into
+  // whatever overflows, without complaint (and its NonNegativeNumber check
+  // names DBL_MAX in full): a count is checked here, as the plugin's flags are.
   diff->add_option("--max-stacks", options->max_stacks, "Stacks shown in text output")
       ->check(CLI::Validator(
           [](std::string& value) {
-            return value.rfind('-', 0) == 0 ? "a number of stacks is 0 or more, got " + value : std::string();
+            const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+            return digits && value.size() <= 9 ? std::string()
+                                               : "a number of stacks from 0 to 999999999, got " + value;
           },
           "COUNT"))
       ->capture_default_str();

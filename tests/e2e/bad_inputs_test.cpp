@@ -287,13 +287,13 @@ TEST_F(BadInputs, BI10_BadMetric) {
 TEST_F(BadInputs, BI11_NegativeNumber) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "--max-stacks", "-3", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
-                 "heapgate diff: --max-stacks: a number of stacks is 0 or more, got -3; fix: see heapgate diff --help");
+                 "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got -3; fix: see heapgate diff --help");
 }
 
 TEST_F(BadInputs, BI12_NotANumber) {
   write(dir_ + "/x.heap", kTinyProfile);
   expect_refused(heapgate_cli({"diff", "--max-stacks", "ten", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
-                 "heapgate diff: could not convert: --max-stacks = ten; fix: see heapgate diff --help");
+                 "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got ten; fix: see heapgate diff --help");
   for (const std::string flag : {"--jobs", "--timeout", "--calibrate"}) {
     expect_refused(heapgate_cli({"run", flag, "abc", "--", HEAPGATE_SAMPLE_SUITE}), 2,
                    "heapgate run: could not convert: " + flag + " = abc; fix: see heapgate run --help");
@@ -984,6 +984,13 @@ TEST_F(BadInputs, BI87_CtestDirMissing) {
                  "heapgate: " + dir_ +
                      "/nope: no such directory (--ctest-dir); fix: pass a configured CMake build directory with "
                      "tests");
+}
+
+TEST_F(BadInputs, BI88_CountTooLarge) {
+  write(dir_ + "/x.heap", kTinyProfile);
+  expect_refused(heapgate_cli({"diff", "--max-stacks", "99999999999999999999", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
+                 "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got 99999999999999999999; fix: "
+                 "see heapgate diff --help");
 }
 
 }  // namespace
