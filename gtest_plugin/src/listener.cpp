@@ -171,6 +171,8 @@ class Listener : public ::testing::EmptyTestEventListener {
         run.shard_index = std::atoi(index);
       }
       writer_.emplace(options_.report_dir, report_stem(binary_name_, run.shard_index, run.total_shards), run);
+      // A CI job that asked for a report must not pass without one.
+      if (auto dir = ensure_report_dir(options_.report_dir); !dir) report_error_ = dir.error().message();
     }
   }
 
@@ -180,6 +182,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   // here, outside any test, fails the run.
   void OnTestIterationEnd(const ::testing::UnitTest&, int iteration) override {
     if (iteration != 0 || child_ || death_test_child_) return;
+    if (!report_error_.empty()) ADD_FAILURE() << "heapgate: no report: " << report_error_;
     if (options_.fingerprint == FingerprintCheck::strict && !environment_change_.empty()) {
       ADD_FAILURE() << "heapgate: " << environment_change_
                     << "; fix: record the baselines in this environment (--heapgate_update_baselines or heapgate "
@@ -318,9 +321,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       }
     }
     if (writer_) {
-      if (auto done = writer_->finish(); !done) {
-        std::fprintf(stderr, "heapgate: %s\n", done.error().message().c_str());
-      }
+      if (auto done = writer_->finish(); !done) say_report_error(done.error().message());
     }
     if (!child_ && kept_profiles_ > 0) {
       std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", kept_profiles_,
@@ -529,13 +530,21 @@ class Listener : public ::testing::EmptyTestEventListener {
     }
     ::testing::Test::RecordProperty("heapgate.verdict", std::string(to_string(record.verdict)));
     if (writer_) {
-      if (auto added = writer_->add(std::move(record)); !added) {
-        std::fprintf(stderr, "heapgate: %s\n", added.error().message().c_str());
-      }
+      if (auto added = writer_->add(std::move(record)); !added) say_report_error(added.error().message());
     }
   }
 
+  // Once per distinct message: every record would otherwise repeat why the
+  // report cannot be written.
+  void say_report_error(const std::string& message) {
+    if (!said_report_errors_.insert(message).second) return;
+    if (message == report_error_) return;  // the run's failure already says it
+    std::fprintf(stderr, "heapgate: %s\n", message.c_str());
+  }
+
   Options options_;
+  std::string report_error_;
+  std::set<std::string> said_report_errors_;
   Mode effective_mode_ = Mode::off;
   std::string unavailable_reason_;
   bool child_ = false;

@@ -993,5 +993,20 @@ TEST_F(BadInputs, BI88_CountTooLarge) {
                  "see heapgate diff --help");
 }
 
+TEST_F(BadInputs, BI89_ReportDirectoryUncreatable) {
+  write(dir_ + "/file", "a file where the report directory should go");
+  const auto r = sample_suite({"--gtest_filter=Sample.Clean:Sample.Counted", "--heapgate_mode=counters",
+                               "--heapgate_report=" + dir_ + "/file/r"});
+  EXPECT_EQ(r.exit_code, 1) << r.stdout_text << r.stderr_text;
+  const std::string said = "heapgate: no report: " + dir_ +
+                           "/file/r: cannot create the report directory: Not a directory; fix: make the directory "
+                           "writable, or choose another report directory (--heapgate_report=<dir>)";
+  const std::string all = r.stdout_text + r.stderr_text;
+  const std::size_t at = all.find(said);
+  ASSERT_NE(at, std::string::npos) << all;
+  // Once, not once per test.
+  EXPECT_EQ(all.find("cannot create the report directory", at + said.size()), std::string::npos) << all;
+}
+
 }  // namespace
 }  // namespace heapgate
