@@ -118,12 +118,51 @@ Detail<std::uint64_t> take_frame(std::string_view& rest) {
   return value;
 }
 
+// The frames of an "@" line as jemalloc writes them (" 0x<hex>" or " 0",
+// at most 16 hex digits each), without from_chars' generality: most of a
+// large profile is these lines. False, with `frames` partly filled, at the
+// first thing it does not expect; the caller then parses the line again.
+bool take_frames_fast(std::string_view rest, std::vector<std::uint64_t>& frames) {
+  const char* p = rest.data();
+  const char* const end = p + rest.size();
+  while (p != end) {
+    if (*p != ' ' || end - p < 2 || p[1] != '0') return false;
+    p += 2;
+    if (p == end || *p == ' ') {
+      frames.push_back(0);
+      continue;
+    }
+    if (*p != 'x') return false;
+    ++p;
+    const char* const digits = p;
+    std::uint64_t value = 0;
+    for (; p != end && *p != ' '; ++p) {
+      const unsigned c = static_cast<unsigned char>(*p);
+      unsigned digit;
+      if (c - '0' < 10u) {
+        digit = c - '0';
+      } else if ((c | 0x20u) - 'a' < 6u) {
+        digit = (c | 0x20u) - 'a' + 10u;
+      } else {
+        return false;
+      }
+      value = (value << 4) | digit;
+    }
+    // No digits, or more than 64 bits' worth (overflow, or leading zeros).
+    if (p == digits || p - digits > 16) return false;
+    frames.push_back(value);
+  }
+  return true;
+}
+
 // Pre-4.0 jemalloc and gperftools wrote "heap profile: ..."; jeprof still reads it, heapgate does not.
 bool is_gperftools_header(std::string_view line) { return starts_with(line, "heap profile:"); }
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+  // `file`, when given, holds `text`: the parser releases what it has read.
+  Parser(std::string_view text, std::string_view source, const sys::MappedFile* file = nullptr)
+      : text_(text), source_(source), file_(file) {}
 
   Result<Profile> run() {
     if (text_.empty()) {
@@ -165,6 +204,7 @@ class Parser {
                         "the dump was cut short (process killed while dumping?); take it again"));
     }
     line_ = text_.substr(pos_, nl - pos_);
+    release_before(pos_);
     pos_ = nl + 1;
     if (!line_.empty() && line_.back() == '\r') {
       return fail(error("CR LF line ending (Windows); heap_v2 files use LF only",
@@ -297,6 +337,9 @@ class Parser {
                         std::to_string(kMaxProfileFrames) + " expected (jemalloc records <= 256)"));
     }
     frames.reserve(count);
+    if (take_frames_fast(rest, frames)) return frames;
+    // Anything unusual is parsed again, slowly, for the exact error message.
+    frames.clear();
     while (!rest.empty()) {
       if (!eat(rest, " ")) return fail(error("expected \" 0x<hex>\" in \"@\" line " + quote(line_)));
       auto frame = take_frame(rest);
@@ -414,12 +457,29 @@ class Parser {
   // Capped by the shortest valid record ("@ 0\n  t*: 0: 0 [0: 0]\n"), so junk cannot inflate it.
   void reserve_stacks() {
     std::size_t records = 0;
+    std::size_t released = pos_;
     for (std::size_t at = text_.find("\n@", pos_ > 0 ? pos_ - 1 : 0); at != std::string_view::npos;
          at = text_.find("\n@", at + 2)) {
       ++records;
+      // Read ahead of the parser: let go of it here too (the parse reads it again).
+      if (file_ != nullptr && at - released >= kReleaseStep) {
+        file_->release_before(at);
+        released = at;
+      }
     }
     profile_.stacks.reserve(std::min(records, text_.size() / 22));
   }
+
+  // Lets go of the mapped text before `offset` (the start of the current
+  // line), a step at a time: only a window of a large file stays resident.
+  void release_before(std::size_t offset) {
+    if (file_ != nullptr && offset - released_ >= kReleaseStep) {
+      file_->release_before(offset);
+      released_ = offset;
+    }
+  }
+
+  static constexpr std::size_t kReleaseStep = std::size_t{1} << 20;
 
   std::string_view text_;
   std::string_view source_;
@@ -427,6 +487,8 @@ class Parser {
   std::size_t line_no_ = 0;   // 1-based number of line_
   std::string_view line_;     // the current line, without its "\n"
   bool have_line_ = false;    // line_ is valid (not past the end)
+  const sys::MappedFile* file_ = nullptr;
+  std::size_t released_ = 0;  // text before this offset has been released
   Profile profile_;
 };
 
@@ -522,9 +584,13 @@ Result<Profile> parse_profile(std::string_view text, std::string_view source) {
 }
 
 Result<Profile> read_profile(const std::string& path) {
-  auto file = sys::map_file(path);
+  auto file = sys::map_file(path, sys::kProfileSizeLimit, sys::MapAccess::sequential);
   if (!file) return fail(std::move(file.error()));
-  return parse_profile(file->text(), path);
+  try {
+    return Parser(file->text(), path, &*file).run();
+  } catch (const std::exception& e) {
+    return fail(make_error(ErrorCode::internal, path, std::string("parsing failed: ") + e.what()));
+  }
 }
 
 std::string write_profile(const Profile& profile) {
