@@ -2,12 +2,14 @@
 // heapgate: allocation regression gates for C++ test suites.
 // jemalloc heap_v2 parser and writer (grammar: docs/platform-facts.md §6).
 #include "heapgate/profile.h"
+#include "heapgate/profile_records.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include "heapgate/stack_sample.h"
@@ -160,9 +162,12 @@ bool is_gperftools_header(std::string_view line) { return starts_with(line, "hea
 
 class Parser {
  public:
+  using Visit = std::function<void(const StackRecord&)>;
   // `file`, when given, holds `text`: the parser releases what it has read.
-  Parser(std::string_view text, std::string_view source, const sys::MappedFile* file = nullptr)
-      : text_(text), source_(source), file_(file) {}
+  // `visit`, when given, receives the records instead of profile_.stacks.
+  Parser(std::string_view text, std::string_view source, const sys::MappedFile* file = nullptr,
+         const Visit* visit = nullptr)
+      : text_(text), source_(source), file_(file), visit_(visit) {}
 
   Result<Profile> run() {
     if (text_.empty()) {
@@ -243,7 +248,7 @@ class Parser {
     if (!rest.empty()) return fail(error("trailing text after the sample period: " + quote(line_)));
     if (*period == 0) return fail(error("sample period 0 in " + quote(line_) + "; expected 2^lg_prof_sample >= 1"));
     profile_.sample_period = *period;
-    reserve_stacks();
+    if (visit_ == nullptr) reserve_stacks();
 
     got = advance();
     if (!got) return fail(std::move(got.error()));
@@ -305,10 +310,13 @@ class Parser {
   }
 
   Result<void> parse_record() {
-    StackRecord record;
-    auto frames = parse_frames(line_.substr(1));
-    if (!frames) return fail(std::move(frames.error()));
-    record.frames = std::move(*frames);
+    // A visitor gets one reused record, so a record costs no allocation.
+    StackRecord fresh;
+    StackRecord& record = visit_ != nullptr ? reused_ : fresh;
+    record.frames.clear();
+    record.threads.clear();
+    auto frames = parse_frames(line_.substr(1), record.frames);
+    if (!frames) return frames;
     auto got = advance();
     if (!got) return fail(std::move(got.error()));
     if (!*got) return fail(unexpected_eof(std::string(kRecordTotalShape) + " after \"@\" line"));
@@ -322,12 +330,15 @@ class Parser {
     record.counts = *counts;
     auto threads = parse_thread_lines(record.threads, /*allow_names=*/false);
     if (!threads) return threads;
-    profile_.stacks.push_back(std::move(record));
+    if (visit_ != nullptr) {
+      (*visit_)(record);
+    } else {
+      profile_.stacks.push_back(std::move(record));
+    }
     return {};
   }
 
-  Result<std::vector<std::uint64_t>> parse_frames(std::string_view rest) const {
-    std::vector<std::uint64_t> frames;
+  Result<void> parse_frames(std::string_view rest, std::vector<std::uint64_t>& frames) const {
     if (rest.find_first_not_of(' ') == std::string_view::npos) {
       return fail(error("empty stack: " + quote(line_) + " has no frames; expected \"@ 0x<hex> 0x<hex> ...\""));
     }
@@ -337,7 +348,7 @@ class Parser {
                         std::to_string(kMaxProfileFrames) + " expected (jemalloc records <= 256)"));
     }
     frames.reserve(count);
-    if (take_frames_fast(rest, frames)) return frames;
+    if (take_frames_fast(rest, frames)) return {};
     // Anything unusual is parsed again, slowly, for the exact error message.
     frames.clear();
     while (!rest.empty()) {
@@ -346,7 +357,7 @@ class Parser {
       if (!frame) return fail(error("bad \"@\" line " + quote(line_) + ": " + frame.error()));
       frames.push_back(*frame);
     }
-    return frames;
+    return {};
   }
 
   // After the records: the end, or a blank line and the MAPPED_LIBRARIES section.
@@ -489,6 +500,8 @@ class Parser {
   bool have_line_ = false;    // line_ is valid (not past the end)
   const sys::MappedFile* file_ = nullptr;
   std::size_t released_ = 0;  // text before this offset has been released
+  const Visit* visit_ = nullptr;
+  StackRecord reused_;        // the record handed to visit_
   Profile profile_;
 };
 
@@ -583,14 +596,25 @@ Result<Profile> parse_profile(std::string_view text, std::string_view source) {
   }
 }
 
-Result<Profile> read_profile(const std::string& path) {
+namespace {
+
+Result<Profile> read_with(const std::string& path, const Parser::Visit* visit) {
   auto file = sys::map_file(path, sys::kProfileSizeLimit, sys::MapAccess::sequential);
   if (!file) return fail(std::move(file.error()));
   try {
-    return Parser(file->text(), path, &*file).run();
+    return Parser(file->text(), path, &*file, visit).run();
   } catch (const std::exception& e) {
     return fail(make_error(ErrorCode::internal, path, std::string("parsing failed: ") + e.what()));
   }
+}
+
+}  // namespace
+
+Result<Profile> read_profile(const std::string& path) { return read_with(path, nullptr); }
+
+Result<Profile> read_profile_records(const std::string& path,
+                                     const std::function<void(const StackRecord& record)>& visit) {
+  return read_with(path, &visit);
 }
 
 std::string write_profile(const Profile& profile) {
