@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
-#include <unordered_map>
 #include <vector>
 
 #include "heapgate/profile_records.h"
@@ -39,18 +37,15 @@ class KeyIndex {
  public:
   explicit KeyIndex(KeyedStacks& out) : out_(out), slots_(1024, kEmpty) {}
 
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+
+  // The index of the stack with key [key, key + n), or kNone.
+  std::uint32_t find(const std::uint32_t* key, std::size_t n) const { return find(key, n, hash(key, n)); }
+
   // The index of the stack with `key`, added (with zero counts) if new.
   std::uint32_t find_or_add(const std::vector<std::uint32_t>& key) {
     const std::uint64_t h = hash(key.data(), key.size());
-    for (std::size_t at = h & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
-      const std::uint32_t s = slots_[at];
-      if (s == kEmpty) break;
-      const KeyedStacks::Stack& stack = out_.stacks[s];
-      if (hashes_[s] == h && stack.count == key.size() &&
-          std::equal(key.begin(), key.end(), out_.key(stack))) {
-        return s;
-      }
-    }
+    if (const std::uint32_t found = find(key.data(), key.size(), h); found != kNone) return found;
     const auto s = static_cast<std::uint32_t>(out_.stacks.size());
     out_.stacks.push_back(
         KeyedStacks::Stack{static_cast<std::uint32_t>(out_.ids.size()), static_cast<std::uint32_t>(key.size()), {}});
@@ -67,7 +62,16 @@ class KeyIndex {
   }
 
  private:
-  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  static constexpr std::uint32_t kEmpty = kNone;
+
+  std::uint32_t find(const std::uint32_t* key, std::size_t n, std::uint64_t h) const {
+    for (std::size_t at = h & (slots_.size() - 1);; at = (at + 1) & (slots_.size() - 1)) {
+      const std::uint32_t s = slots_[at];
+      if (s == kEmpty) return kNone;
+      const KeyedStacks::Stack& stack = out_.stacks[s];
+      if (hashes_[s] == h && stack.count == n && std::equal(key, key + n, out_.key(stack))) return s;
+    }
+  }
 
   static std::uint64_t hash(const std::uint32_t* key, std::size_t n) {
     std::uint64_t h = 0xcbf29ce484222325ull;
@@ -85,13 +89,53 @@ class KeyIndex {
   std::vector<std::uint64_t> hashes_;  // per stack
 };
 
-// Reads one profile into keyed stacks, as normalize_profile() keys it.
-Result<KeyedStacks> keyed_stacks(const std::string& path, Symbolizer& symbolizer, Normalizer& normalizer) {
+// Address -> dense id (open addressing, at most half full): a profile's
+// frames repeat a few thousand addresses hundreds of thousands of times.
+class AddressIds {
+ public:
+  AddressIds() : slots_(1024, kEmpty) {}
+
+  std::uint32_t id(std::uint64_t address) {
+    std::size_t at = slot(address);
+    for (; slots_[at] != kEmpty; at = (at + 1) & (slots_.size() - 1)) {
+      if (addresses_[slots_[at]] == address) return slots_[at];
+    }
+    const auto id = static_cast<std::uint32_t>(addresses_.size());
+    addresses_.push_back(address);
+    if (2 * addresses_.size() > slots_.size()) {
+      std::fill(slots_.begin(), slots_.end(), kEmpty);
+      slots_.resize(2 * slots_.size(), kEmpty);
+      for (std::uint32_t i = 0; i < addresses_.size(); ++i) place(i);
+    } else {
+      slots_[at] = id;
+    }
+    return id;
+  }
+  /// id -> address, in order of first appearance.
+  const std::vector<std::uint64_t>& addresses() const { return addresses_; }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xffffffffu;
+  std::size_t slot(std::uint64_t address) const {
+    return static_cast<std::size_t>((address * 0x9e3779b97f4a7c15ull) >> 32) & (slots_.size() - 1);
+  }
+  void place(std::uint32_t id) {
+    std::size_t at = slot(addresses_[id]);
+    while (slots_[at] != kEmpty) at = (at + 1) & (slots_.size() - 1);
+    slots_[at] = id;
+  }
+
+  std::vector<std::uint32_t> slots_;
+  std::vector<std::uint64_t> addresses_;
+};
+
+// Reads one profile into `out` (and its `index`), keyed as normalize_profile() keys it.
+Result<void> keyed_stacks(const std::string& path, Symbolizer& symbolizer, Normalizer& normalizer, KeyedStacks& out,
+                          KeyIndex& index) {
   // The maps section comes last in the file, so records wait as runs of
   // address ids; each distinct address is then symbolized once.
-  std::unordered_map<std::uint64_t, std::uint32_t> address_ids;
-  std::vector<std::uint64_t> addresses;  // id -> the address looked up
-  std::vector<std::uint32_t> frames;     // every record's address ids, in order
+  AddressIds address_ids;
+  std::vector<std::uint32_t> frames;  // every record's address ids, in order
   struct Record {
     std::uint32_t frames = 0;
     Counts counts;
@@ -102,9 +146,7 @@ Result<KeyedStacks> keyed_stacks(const std::string& path, Symbolizer& symbolizer
       // Looked up as Symbolizer::for_each_stack does: return addresses less one.
       std::uint64_t address = record.frames[i];
       if (i > 0 && address > 0) --address;
-      auto [it, added] = address_ids.try_emplace(address, static_cast<std::uint32_t>(addresses.size()));
-      if (added) addresses.push_back(address);
-      frames.push_back(it->second);
+      frames.push_back(address_ids.id(address));
     }
     records.push_back(Record{static_cast<std::uint32_t>(record.frames.size()), record.counts});
   });
@@ -113,17 +155,16 @@ Result<KeyedStacks> keyed_stacks(const std::string& path, Symbolizer& symbolizer
   // binary without one is refused rather than misread.
   if (auto ready = prepare_symbols(path, *profile, symbolizer); !ready) return fail(std::move(ready.error()));
 
+  const std::vector<std::uint64_t>& addresses = address_ids.addresses();
   std::vector<Normalizer::Span> spans(addresses.size());
   for (std::size_t id = 0; id < addresses.size(); ++id) {
     spans[id] = normalizer.expand(symbolizer.symbolize(*profile, addresses[id], AddressKind::exact));
   }
   const std::vector<Normalizer::Entry>& entries = normalizer.entries();
 
-  KeyedStacks out;
   out.sample_period = profile->sample_period;
   out.totals = profile->totals;
   out.stacks.reserve(records.size());
-  KeyIndex index(out);
   std::vector<Normalizer::Entry> expanded;
   std::vector<std::uint32_t> key;
   std::size_t at = 0;
@@ -141,20 +182,17 @@ Result<KeyedStacks> keyed_stacks(const std::string& path, Symbolizer& symbolizer
     stack.scaled += scaled;
     out.scaled_totals += scaled;
   }
-  return out;
+  return {};
 }
 
-// Stack indices of `side` in key order (by the text of the names).
-std::vector<std::uint32_t> key_order(const KeyedStacks& side, const std::vector<std::uint32_t>& rank) {
-  std::vector<std::uint32_t> order(side.stacks.size());
-  std::iota(order.begin(), order.end(), 0u);
+// Sorts stack indices of `side` into key order (by the text of the names).
+void sort_by_key(std::vector<std::uint32_t>& order, const KeyedStacks& side, const std::vector<std::uint32_t>& rank) {
   std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     const KeyedStacks::Stack& x = side.stacks[a];
     const KeyedStacks::Stack& y = side.stacks[b];
     return std::lexicographical_compare(side.key(x), side.key(x) + x.count, side.key(y), side.key(y) + y.count,
                                         [&](std::uint32_t p, std::uint32_t q) { return rank[p] < rank[q]; });
   });
-  return order;
 }
 
 bool same_counts(const ScaledCounts& a, const ScaledCounts& b) {
@@ -169,62 +207,62 @@ Result<ProfileDiff> diff_profile_files(const std::string& base_path, const std::
                                        Symbolizer& symbolizer, const NormalizeOptions& options) {
   // One Normalizer for both: one id per distinct name, so equal keys are equal id runs.
   Normalizer normalizer(options, symbolizer);
-  auto base = keyed_stacks(base_path, symbolizer, normalizer);
-  if (!base) return fail(std::move(base.error()));
-  auto current = keyed_stacks(current_path, symbolizer, normalizer);
-  if (!current) return fail(std::move(current.error()));
+  KeyedStacks base;
+  KeyIndex base_index(base);
+  if (auto read = keyed_stacks(base_path, symbolizer, normalizer, base, base_index); !read) {
+    return fail(std::move(read.error()));
+  }
+  KeyedStacks current;
+  KeyIndex current_index(current);
+  if (auto read = keyed_stacks(current_path, symbolizer, normalizer, current, current_index); !read) {
+    return fail(std::move(read.error()));
+  }
 
-  // Stacks on both sides with unchanged counts are counted here and never
-  // spelled out; the rest go through diff_profiles() itself, in key order.
-  const std::vector<std::uint32_t> rank = normalizer.ranks();
-  const std::vector<std::uint32_t> b = key_order(*base, rank);
-  const std::vector<std::uint32_t> c = key_order(*current, rank);
-  NormalizedProfile changed_base;
-  NormalizedProfile changed_current;
-  for (auto* side : {&changed_base, &changed_current}) {
-    const KeyedStacks& from = side == &changed_base ? *base : *current;
-    side->sample_period = from.sample_period;
-    side->totals = from.totals;
-    side->scaled_totals = from.scaled_totals;
-  }
-  auto spell = [&](NormalizedProfile& to, const KeyedStacks& from, std::uint32_t s) {
-    const KeyedStacks::Stack& stack = from.stacks[s];
-    NormalizedStack& out = to.stacks.emplace_back();
-    out.frames.reserve(stack.count);
-    for (std::uint32_t k = 0; k < stack.count; ++k) out.frames.push_back(normalizer.name(from.key(stack)[k]));
-    out.scaled = stack.scaled;
-  };
-  auto compare = [&](std::uint32_t x, std::uint32_t y) {
-    const KeyedStacks::Stack& p = base->stacks[x];
-    const KeyedStacks::Stack& q = current->stacks[y];
-    const std::uint32_t n = std::min(p.count, q.count);
-    for (std::uint32_t k = 0; k < n; ++k) {
-      const std::uint32_t rp = rank[base->key(p)[k]];
-      const std::uint32_t rq = rank[current->key(q)[k]];
-      if (rp != rq) return rp < rq ? -1 : 1;
-    }
-    return p.count == q.count ? 0 : (p.count < q.count ? -1 : 1);
-  };
+  // Stacks on both sides with unchanged counts (found by key, not by a sort)
+  // are counted here and never spelled out; the rest go through
+  // diff_profiles() itself, in key order.
   std::size_t unchanged = 0;
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < b.size() || j < c.size()) {
-    const int order = i == b.size() ? 1 : j == c.size() ? -1 : compare(b[i], c[j]);
-    if (order < 0) {
-      spell(changed_base, *base, b[i++]);
-    } else if (order > 0) {
-      spell(changed_current, *current, c[j++]);
-    } else if (same_counts(current->stacks[c[j]].scaled, base->stacks[b[i]].scaled)) {
+  std::vector<std::uint32_t> changed_b;
+  std::vector<std::uint32_t> changed_c;
+  std::vector<bool> matched(current.stacks.size(), false);
+  for (std::uint32_t s = 0; s < base.stacks.size(); ++s) {
+    const KeyedStacks::Stack& stack = base.stacks[s];
+    const std::uint32_t t = current_index.find(base.key(stack), stack.count);
+    if (t == KeyIndex::kNone) {
+      changed_b.push_back(s);
+      continue;
+    }
+    matched[t] = true;
+    if (same_counts(current.stacks[t].scaled, stack.scaled)) {
       ++unchanged;
-      ++i;
-      ++j;
     } else {
-      spell(changed_base, *base, b[i++]);
-      spell(changed_current, *current, c[j++]);
+      changed_b.push_back(s);
+      changed_c.push_back(t);
     }
   }
-  base = {};
-  current = {};
+  for (std::uint32_t t = 0; t < current.stacks.size(); ++t) {
+    if (!matched[t]) changed_c.push_back(t);
+  }
+  const std::vector<std::uint32_t> rank = normalizer.ranks();
+  sort_by_key(changed_b, base, rank);
+  sort_by_key(changed_c, current, rank);
+  auto spelled = [&](const KeyedStacks& from, const std::vector<std::uint32_t>& order) {
+    NormalizedProfile to;
+    to.sample_period = from.sample_period;
+    to.totals = from.totals;
+    to.scaled_totals = from.scaled_totals;
+    to.stacks.reserve(order.size());
+    for (std::uint32_t s : order) {
+      const KeyedStacks::Stack& stack = from.stacks[s];
+      NormalizedStack& out = to.stacks.emplace_back();
+      out.frames.reserve(stack.count);
+      for (std::uint32_t k = 0; k < stack.count; ++k) out.frames.push_back(normalizer.name(from.key(stack)[k]));
+      out.scaled = stack.scaled;
+    }
+    return to;
+  };
+  const NormalizedProfile changed_base = spelled(base, changed_b);
+  const NormalizedProfile changed_current = spelled(current, changed_c);
   ProfileDiff diff = diff_profiles(changed_base, changed_current);
   diff.unchanged_stacks += unchanged;
   return diff;

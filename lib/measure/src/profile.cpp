@@ -5,6 +5,7 @@
 #include "heapgate/profile_records.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -83,9 +84,42 @@ Detail<void> expect(std::string_view& rest, std::string_view literal, std::strin
   return detail("expected " + quote(literal) + " " + std::string(where) + ", got " + quote(rest.substr(0, 20)));
 }
 
+// A decimal number as jemalloc writes it (1 to 19 digits: no overflow
+// possible) at `p`; false for anything else.
+bool take_decimal_fast(const char*& p, const char* end, std::uint64_t& out) {
+  const char* const digits = p;
+  std::uint64_t value = 0;
+  for (; p != end && static_cast<unsigned>(*p - '0') < 10u; ++p) value = value * 10 + static_cast<unsigned>(*p - '0');
+  out = value;
+  return p != digits && p - digits <= 19;
+}
+
+bool take_literal_fast(const char*& p, const char* end, std::string_view literal) {
+  if (static_cast<std::size_t>(end - p) < literal.size() || std::memcmp(p, literal.data(), literal.size()) != 0) {
+    return false;
+  }
+  p += literal.size();
+  return true;
+}
+
+// take_counts for the common case; false (with `rest` untouched) at anything
+// else, which take_counts then parses again for the exact error message.
+bool take_counts_fast(std::string_view& rest, Counts& c) {
+  const char* p = rest.data();
+  const char* const end = p + rest.size();
+  const bool ok = take_decimal_fast(p, end, c.live_objects) && take_literal_fast(p, end, ": ") &&
+                  take_decimal_fast(p, end, c.live_bytes) && take_literal_fast(p, end, " [") &&
+                  take_decimal_fast(p, end, c.accum_objects) && take_literal_fast(p, end, ": ") &&
+                  take_decimal_fast(p, end, c.accum_bytes) && take_literal_fast(p, end, "]");
+  if (ok) rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
+  return ok;
+}
+
 // `<objs>: <bytes> [<objs>: <bytes>]`
 Detail<Counts> take_counts(std::string_view& rest) {
   Counts c;
+  if (take_counts_fast(rest, c)) return c;
+  c = Counts{};
   auto num = [&](std::uint64_t& out, std::string_view what) -> Detail<void> {
     auto v = take_number(rest, 10, what);
     if (!v) return tl::unexpected(v.error());
@@ -124,11 +158,23 @@ Detail<std::uint64_t> take_frame(std::string_view& rest) {
 // at most 16 hex digits each), without from_chars' generality: most of a
 // large profile is these lines. False, with `frames` partly filled, at the
 // first thing it does not expect; the caller then parses the line again.
+constexpr std::array<std::uint8_t, 256> hex_digit_table() {
+  std::array<std::uint8_t, 256> table{};
+  for (auto& v : table) v = 0xff;
+  for (int c = 0; c < 10; ++c) table[static_cast<std::size_t>('0' + c)] = static_cast<std::uint8_t>(c);
+  for (int c = 0; c < 6; ++c) {
+    table[static_cast<std::size_t>('a' + c)] = static_cast<std::uint8_t>(10 + c);
+    table[static_cast<std::size_t>('A' + c)] = static_cast<std::uint8_t>(10 + c);
+  }
+  return table;
+}
+constexpr std::array<std::uint8_t, 256> kHexDigit = hex_digit_table();
+
 bool take_frames_fast(std::string_view rest, std::vector<std::uint64_t>& frames) {
   const char* p = rest.data();
   const char* const end = p + rest.size();
   while (p != end) {
-    if (*p != ' ' || end - p < 2 || p[1] != '0') return false;
+    if (*p != ' ' || end - p < 2 || p[1] != '0' || frames.size() == kMaxProfileFrames) return false;
     p += 2;
     if (p == end || *p == ' ') {
       frames.push_back(0);
@@ -138,20 +184,13 @@ bool take_frames_fast(std::string_view rest, std::vector<std::uint64_t>& frames)
     ++p;
     const char* const digits = p;
     std::uint64_t value = 0;
-    for (; p != end && *p != ' '; ++p) {
-      const unsigned c = static_cast<unsigned char>(*p);
-      unsigned digit;
-      if (c - '0' < 10u) {
-        digit = c - '0';
-      } else if ((c | 0x20u) - 'a' < 6u) {
-        digit = (c | 0x20u) - 'a' + 10u;
-      } else {
-        return false;
-      }
+    for (; p != end; ++p) {
+      const std::uint8_t digit = kHexDigit[static_cast<unsigned char>(*p)];
+      if (digit > 15) break;
       value = (value << 4) | digit;
     }
-    // No digits, or more than 64 bits' worth (overflow, or leading zeros).
-    if (p == digits || p - digits > 16) return false;
+    // Not a frame's end, no digits, or more than 64 bits' worth (overflow, or leading zeros).
+    if ((p != end && *p != ' ') || p == digits || p - digits > 16) return false;
     frames.push_back(value);
   }
   return true;
@@ -338,19 +377,28 @@ class Parser {
     return {};
   }
 
-  Result<void> parse_frames(std::string_view rest, std::vector<std::uint64_t>& frames) const {
+  Result<void> parse_frames(std::string_view rest, std::vector<std::uint64_t>& frames) {
     if (rest.find_first_not_of(' ') == std::string_view::npos) {
       return fail(error("empty stack: " + quote(line_) + " has no frames; expected \"@ 0x<hex> 0x<hex> ...\""));
+    }
+    // No pass to count the frames first: a line the fast path takes has one
+    // space per frame, so the limit is checked on what it found. A kept
+    // record's frames go through a reused buffer and are copied at their
+    // exact size; a visitor's reused record takes them directly.
+    std::vector<std::uint64_t>& into = visit_ != nullptr ? frames : frames_;
+    into.clear();
+    if (take_frames_fast(rest, into) && into.size() <= kMaxProfileFrames) {
+      if (&into != &frames) frames.assign(into.begin(), into.end());
+      return {};
     }
     std::size_t count = static_cast<std::size_t>(std::count(rest.begin(), rest.end(), ' '));
     if (count > kMaxProfileFrames) {
       return fail(error("too many frames: " + std::to_string(count) + " in one \"@\" record; at most " +
                         std::to_string(kMaxProfileFrames) + " expected (jemalloc records <= 256)"));
     }
-    frames.reserve(count);
-    if (take_frames_fast(rest, frames)) return {};
     // Anything unusual is parsed again, slowly, for the exact error message.
     frames.clear();
+    frames.reserve(count);
     while (!rest.empty()) {
       if (!eat(rest, " ")) return fail(error("expected \" 0x<hex>\" in \"@\" line " + quote(line_)));
       auto frame = take_frame(rest);
@@ -502,6 +550,7 @@ class Parser {
   std::size_t released_ = 0;  // text before this offset has been released
   const Visit* visit_ = nullptr;
   StackRecord reused_;        // the record handed to visit_
+  std::vector<std::uint64_t> frames_;  // parse_frames' buffer
   Profile profile_;
 };
 
