@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include "heapgate/profile_records.h"
@@ -130,8 +132,12 @@ class AddressIds {
 };
 
 // Reads one profile into `out` (and its `index`), keyed as normalize_profile() keys it.
-Result<void> keyed_stacks(const std::string& path, Symbolizer& symbolizer, Normalizer& normalizer, KeyedStacks& out,
-                          KeyIndex& index) {
+// `profile` (the caller's, alive until the symbolizer is done with it) gets
+// everything but the records: Symbolizer::set_known keys a sidecar's
+// addresses by the Profile's address, which must not be reused by the other
+// side's Profile.
+Result<void> keyed_stacks(const std::string& path, Symbolizer& symbolizer, Normalizer& normalizer, Profile& profile,
+                          KeyedStacks& out, KeyIndex& index) {
   // The maps section comes last in the file, so records wait as runs of
   // address ids; each distinct address is then symbolized once.
   AddressIds address_ids;
@@ -141,7 +147,17 @@ Result<void> keyed_stacks(const std::string& path, Symbolizer& symbolizer, Norma
     Counts counts;
   };
   std::vector<Record> records;
-  auto profile = read_profile_records(path, [&](const StackRecord& record) {
+  // A frame takes at least 8 bytes of text (" 0x" and jemalloc's addresses);
+  // reserving by the file's size spares the growth copies and their page
+  // faults, and the capacity never used is never touched.
+  std::error_code size_error;
+  const std::uintmax_t file_size = std::filesystem::file_size(path, size_error);
+  if (!size_error) {
+    frames.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(file_size / 8, 1u << 28)));
+    // Records run to hundreds of bytes (tens of frames); more than this just grow.
+    records.reserve(static_cast<std::size_t>(std::min<std::uintmax_t>(file_size / 256, 1u << 24)));
+  }
+  auto read = read_profile_records(path, [&](const StackRecord& record) {
     for (std::size_t i = 0; i < record.frames.size(); ++i) {
       // Looked up as Symbolizer::for_each_stack does: return addresses less one.
       std::uint64_t address = record.frames[i];
@@ -150,20 +166,21 @@ Result<void> keyed_stacks(const std::string& path, Symbolizer& symbolizer, Norma
     }
     records.push_back(Record{static_cast<std::uint32_t>(record.frames.size()), record.counts});
   });
-  if (!profile) return fail(std::move(profile.error()));
+  if (!read) return fail(std::move(read.error()));
+  profile = std::move(*read);
   // Through the profile's symbols sidecar; a profile of a since rebuilt
   // binary without one is refused rather than misread.
-  if (auto ready = prepare_symbols(path, *profile, symbolizer); !ready) return fail(std::move(ready.error()));
+  if (auto ready = prepare_symbols(path, profile, symbolizer); !ready) return fail(std::move(ready.error()));
 
   const std::vector<std::uint64_t>& addresses = address_ids.addresses();
   std::vector<Normalizer::Span> spans(addresses.size());
   for (std::size_t id = 0; id < addresses.size(); ++id) {
-    spans[id] = normalizer.expand(symbolizer.symbolize(*profile, addresses[id], AddressKind::exact));
+    spans[id] = normalizer.expand(symbolizer.symbolize(profile, addresses[id], AddressKind::exact));
   }
   const std::vector<Normalizer::Entry>& entries = normalizer.entries();
 
-  out.sample_period = profile->sample_period;
-  out.totals = profile->totals;
+  out.sample_period = profile.sample_period;
+  out.totals = profile.totals;
   out.stacks.reserve(records.size());
   std::vector<Normalizer::Entry> expanded;
   std::vector<std::uint32_t> key;
@@ -207,14 +224,16 @@ Result<ProfileDiff> diff_profile_files(const std::string& base_path, const std::
                                        Symbolizer& symbolizer, const NormalizeOptions& options) {
   // One Normalizer for both: one id per distinct name, so equal keys are equal id runs.
   Normalizer normalizer(options, symbolizer);
+  Profile base_profile;
   KeyedStacks base;
   KeyIndex base_index(base);
-  if (auto read = keyed_stacks(base_path, symbolizer, normalizer, base, base_index); !read) {
+  if (auto read = keyed_stacks(base_path, symbolizer, normalizer, base_profile, base, base_index); !read) {
     return fail(std::move(read.error()));
   }
+  Profile current_profile;
   KeyedStacks current;
   KeyIndex current_index(current);
-  if (auto read = keyed_stacks(current_path, symbolizer, normalizer, current, current_index); !read) {
+  if (auto read = keyed_stacks(current_path, symbolizer, normalizer, current_profile, current, current_index); !read) {
     return fail(std::move(read.error()));
   }
 
