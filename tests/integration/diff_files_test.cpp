@@ -17,6 +17,7 @@
 #include "heapgate/normalize.h"
 #include "heapgate/profile.h"
 #include "heapgate/profile_records.h"
+#include "heapgate/symbols_sidecar.h"
 #include "heapgate/symbolizer.h"
 #include "heapgate/sys.h"
 #include "test_support.h"
@@ -99,6 +100,46 @@ TEST_F(DiffFiles, SameDiffAsTheModelPathAcrossProcesses) {
   // Stacks 300..699 are new and keep every other block: the diff must see them.
   EXPECT_GE(grown->entries.size(), 400u);
   EXPECT_EQ(grown->delta_totals.live_objects, 200.0);
+}
+
+// A base read through its sidecar must not lend its names to a current
+// without one, even at the very same addresses (a copy of the same dump).
+TEST_F(DiffFiles, EachSideIsReadThroughItsOwnSidecar) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string base = many_stacks(dir, "base.heap", 64, 0);
+  const std::string current = dir + "/current.heap";
+  std::filesystem::copy_file(base, current);
+  {
+    auto profile = read_profile(base);
+    ASSERT_TRUE(profile.has_value());
+    Symbolizer symbolizer;
+    ASSERT_TRUE(write_symbols_sidecar(base, *profile, symbolizer).has_value());
+  }
+  auto sidecar = sys::read_file(symbols_sidecar_path(base));
+  ASSERT_TRUE(sidecar.has_value());
+  std::string renamed = *sidecar;
+  std::size_t replaced = 0;
+  for (std::size_t at = renamed.find("::left("); at != std::string::npos; at = renamed.find("::left(", at)) {
+    renamed.replace(at, 7, "::renamed_left(");
+    at += 15;
+    ++replaced;
+  }
+  ASSERT_GT(replaced, 0u);
+  ASSERT_TRUE(sys::write_file_atomic(symbols_sidecar_path(base), renamed).has_value());
+
+  Symbolizer symbolizer;
+  auto diff = diff_profile_files(base, current, symbolizer);
+  ASSERT_TRUE(diff.has_value()) << diff.error().message();
+  bool base_renamed = false;
+  bool current_from_disk = false;
+  for (const StackDelta& e : diff->entries) {
+    for (const FrameName& f : e.frames) {
+      if (f.view().find("::renamed_left(") != std::string_view::npos && e.current.accum_objects == 0) base_renamed = true;
+      if (f.view().find("::left(") != std::string_view::npos && e.base.accum_objects == 0) current_from_disk = true;
+    }
+  }
+  EXPECT_TRUE(base_renamed) << render_diff_text(*diff, kAllStacks);
+  EXPECT_TRUE(current_from_disk) << render_diff_text(*diff, kAllStacks);
 }
 
 TEST(DiffFilesFixtures, SameDiffAsTheModelPathOnFixtures) {
