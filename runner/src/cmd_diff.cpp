@@ -10,6 +10,7 @@
 #include <string>
 
 #include "heapgate/diff.h"
+#include "heapgate/diff_files.h"
 #include "heapgate/folded.h"
 #include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
@@ -61,25 +62,13 @@ int run_diff(const DiffOptions& options) {
                                   "pprof output is a gzipped binary file", "add -o FILE.pb.gz"));
     }
   }
+  // Both profiles reduced to interned stack keys as they are read, and only
+  // the stacks that changed spelled out (diff_files.h): peak memory stays
+  // under twice the two files' size.
   Symbolizer symbols;
-  // One profile at a time, each dropped once normalized: the raw records
-  // (addresses, per-thread counts) are the bulk of a profile in memory, and
-  // peak memory then stays under twice the two files' size.
-  auto normalized = [&](const std::string& path) -> Result<NormalizedProfile> {
-    auto profile = read_profile(path);
-    if (!profile) return fail(std::move(profile.error()));
-    // Through the profile's symbols sidecar; a profile of a since rebuilt
-    // binary without one is refused rather than misread.
-    if (auto ready = prepare_symbols(path, *profile, symbols); !ready) return fail(std::move(ready.error()));
-    return normalize_profile(*profile, symbols);
-  };
-  auto base = normalized(options.base);
-  if (!base) return bad_input(base.error());
-  auto current = normalized(options.current);
-  if (!current) return bad_input(current.error());
-  ProfileDiff diff = diff_profiles(*base, *current);
-  base = {};
-  current = {};
+  auto diffed = diff_profile_files(options.base, options.current, symbols);
+  if (!diffed) return bad_input(diffed.error());
+  const ProfileDiff& diff = *diffed;
   std::string text;
   if (options.format == "pprof") {
     auto bytes = to_pprof(diff, "heapgate diff: " + options.base + " -> " + options.current);

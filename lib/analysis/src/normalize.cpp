@@ -9,22 +9,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "frame_names.h"
+#include "normalizer.h"
 
 namespace heapgate {
 namespace {
-
-using detail::FrameClass;
-
-struct Entry {
-  std::uint32_t id = 0;
-  FrameClass cls = FrameClass::user;
-};
-
-struct Span {
-  std::uint32_t begin = 0;
-  std::uint32_t count = 0;
-};
 
 struct KeyHash {
   std::size_t operator()(const std::vector<std::uint32_t>& key) const noexcept {
@@ -39,44 +27,44 @@ std::string_view base_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-class Normalizer {
- public:
-  Normalizer(const NormalizeOptions& options, Symbolizer& symbolizer) : options_(options), symbolizer_(symbolizer) {
-    allocator_only_ = intern(kAllocatorOnlyFrame);
-    framework_only_ = intern(kFrameworkOnlyFrame);
+}  // namespace
+
+namespace detail {
+
+Normalizer::Normalizer(const NormalizeOptions& options, Symbolizer& symbolizer)
+    : options_(options), symbolizer_(symbolizer) {
+  allocator_only_ = intern(kAllocatorOnlyFrame);
+  framework_only_ = intern(kFrameworkOnlyFrame);
+}
+
+std::uint32_t Normalizer::intern(std::string_view name) {
+  auto it = ids_.find(name);
+  if (it != ids_.end()) return it->second;
+  auto id = static_cast<std::uint32_t>(names_.size());
+  names_.push_back(symbolizer_.frame_name(name));
+  ids_.emplace(names_.back().view(), id);  // views the shared text, which never moves
+  return id;
+}
+
+bool Normalizer::matches_drop_pattern(std::string_view name) const {
+  for (const std::string& pattern : options_.drop_frames) {
+    if (!pattern.empty() && name.find(pattern) != std::string_view::npos) return true;
   }
+  return false;
+}
 
-  NormalizedProfile run(const Profile& profile);
+std::vector<std::uint32_t> Normalizer::ranks() const {
+  // Order the distinct names once; stacks then compare by rank.
+  std::vector<std::uint32_t> by_name(names_.size());
+  std::iota(by_name.begin(), by_name.end(), 0u);
+  std::sort(by_name.begin(), by_name.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return names_[a].str() < names_[b].str(); });
+  std::vector<std::uint32_t> rank(names_.size());
+  for (std::uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
+  return rank;
+}
 
- private:
-  std::uint32_t intern(std::string_view name) {
-    auto it = ids_.find(name);
-    if (it != ids_.end()) return it->second;
-    auto id = static_cast<std::uint32_t>(names_.size());
-    names_.push_back(symbolizer_.frame_name(name));
-    ids_.emplace(names_.back().view(), id);  // views the shared text, which never moves
-    return id;
-  }
-  bool matches_drop_pattern(std::string_view name) const {
-    for (const std::string& pattern : options_.drop_frames) {
-      if (!pattern.empty() && name.find(pattern) != std::string_view::npos) return true;
-    }
-    return false;
-  }
-  Span expand(const Location& loc);
-  void key_of(const std::vector<Entry>& frames, std::vector<std::uint32_t>& key) const;
-
-  const NormalizeOptions& options_;
-  Symbolizer& symbolizer_;
-  std::vector<FrameName> names_;
-  std::unordered_map<std::string_view, std::uint32_t> ids_;
-  std::uint32_t allocator_only_ = 0;
-  std::uint32_t framework_only_ = 0;
-  std::vector<Entry> entries_;
-  std::unordered_map<const Location*, Span> spans_;
-};
-
-Span Normalizer::expand(const Location& loc) {
+Normalizer::Span Normalizer::expand(const Location& loc) {
   auto it = spans_.find(&loc);
   if (it != spans_.end()) return it->second;
   Span span{static_cast<std::uint32_t>(entries_.size()), 0};
@@ -192,13 +180,8 @@ NormalizedProfile Normalizer::run(const Profile& profile) {
     out.scaled_totals += scaled;
   });
 
-  // Sort by key text: order the distinct names once, then compare ranks.
-  std::vector<std::uint32_t> by_name(names_.size());
-  std::iota(by_name.begin(), by_name.end(), 0u);
-  std::sort(by_name.begin(), by_name.end(),
-            [&](std::uint32_t a, std::uint32_t b) { return names_[a].str() < names_[b].str(); });
-  std::vector<std::uint32_t> rank(names_.size());
-  for (std::uint32_t r = 0; r < by_name.size(); ++r) rank[by_name[r]] = r;
+  // Sort by key text: compare name ranks.
+  const std::vector<std::uint32_t> rank = ranks();
   std::vector<std::size_t> order(stacks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -216,10 +199,10 @@ NormalizedProfile Normalizer::run(const Profile& profile) {
   return out;
 }
 
-}  // namespace
+}  // namespace detail
 
 NormalizedProfile normalize_profile(const Profile& profile, Symbolizer& symbolizer, const NormalizeOptions& options) {
-  return Normalizer(options, symbolizer).run(profile);
+  return detail::Normalizer(options, symbolizer).run(profile);
 }
 
 }  // namespace heapgate

@@ -2,12 +2,15 @@
 // heapgate: allocation regression gates for C++ test suites.
 // jemalloc heap_v2 parser and writer (grammar: docs/platform-facts.md §6).
 #include "heapgate/profile.h"
+#include "heapgate/profile_records.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include "heapgate/stack_sample.h"
@@ -81,9 +84,42 @@ Detail<void> expect(std::string_view& rest, std::string_view literal, std::strin
   return detail("expected " + quote(literal) + " " + std::string(where) + ", got " + quote(rest.substr(0, 20)));
 }
 
+// A decimal number as jemalloc writes it (1 to 19 digits: no overflow
+// possible) at `p`; false for anything else.
+bool take_decimal_fast(const char*& p, const char* end, std::uint64_t& out) {
+  const char* const digits = p;
+  std::uint64_t value = 0;
+  for (; p != end && static_cast<unsigned>(*p - '0') < 10u; ++p) value = value * 10 + static_cast<unsigned>(*p - '0');
+  out = value;
+  return p != digits && p - digits <= 19;
+}
+
+bool take_literal_fast(const char*& p, const char* end, std::string_view literal) {
+  if (static_cast<std::size_t>(end - p) < literal.size() || std::memcmp(p, literal.data(), literal.size()) != 0) {
+    return false;
+  }
+  p += literal.size();
+  return true;
+}
+
+// take_counts for the common case; false (with `rest` untouched) at anything
+// else, which take_counts then parses again for the exact error message.
+bool take_counts_fast(std::string_view& rest, Counts& c) {
+  const char* p = rest.data();
+  const char* const end = p + rest.size();
+  const bool ok = take_decimal_fast(p, end, c.live_objects) && take_literal_fast(p, end, ": ") &&
+                  take_decimal_fast(p, end, c.live_bytes) && take_literal_fast(p, end, " [") &&
+                  take_decimal_fast(p, end, c.accum_objects) && take_literal_fast(p, end, ": ") &&
+                  take_decimal_fast(p, end, c.accum_bytes) && take_literal_fast(p, end, "]");
+  if (ok) rest.remove_prefix(static_cast<std::size_t>(p - rest.data()));
+  return ok;
+}
+
 // `<objs>: <bytes> [<objs>: <bytes>]`
 Detail<Counts> take_counts(std::string_view& rest) {
   Counts c;
+  if (take_counts_fast(rest, c)) return c;
+  c = Counts{};
   auto num = [&](std::uint64_t& out, std::string_view what) -> Detail<void> {
     auto v = take_number(rest, 10, what);
     if (!v) return tl::unexpected(v.error());
@@ -118,12 +154,59 @@ Detail<std::uint64_t> take_frame(std::string_view& rest) {
   return value;
 }
 
+// The frames of an "@" line as jemalloc writes them (" 0x<hex>" or " 0",
+// at most 16 hex digits each), without from_chars' generality: most of a
+// large profile is these lines. False, with `frames` partly filled, at the
+// first thing it does not expect; the caller then parses the line again.
+constexpr std::array<std::uint8_t, 256> hex_digit_table() {
+  std::array<std::uint8_t, 256> table{};
+  for (auto& v : table) v = 0xff;
+  for (int c = 0; c < 10; ++c) table[static_cast<std::size_t>('0' + c)] = static_cast<std::uint8_t>(c);
+  for (int c = 0; c < 6; ++c) {
+    table[static_cast<std::size_t>('a' + c)] = static_cast<std::uint8_t>(10 + c);
+    table[static_cast<std::size_t>('A' + c)] = static_cast<std::uint8_t>(10 + c);
+  }
+  return table;
+}
+constexpr std::array<std::uint8_t, 256> kHexDigit = hex_digit_table();
+
+bool take_frames_fast(std::string_view rest, std::vector<std::uint64_t>& frames) {
+  const char* p = rest.data();
+  const char* const end = p + rest.size();
+  while (p != end) {
+    if (*p != ' ' || end - p < 2 || p[1] != '0' || frames.size() == kMaxProfileFrames) return false;
+    p += 2;
+    if (p == end || *p == ' ') {
+      frames.push_back(0);
+      continue;
+    }
+    if (*p != 'x') return false;
+    ++p;
+    const char* const digits = p;
+    std::uint64_t value = 0;
+    for (; p != end; ++p) {
+      const std::uint8_t digit = kHexDigit[static_cast<unsigned char>(*p)];
+      if (digit > 15) break;
+      value = (value << 4) | digit;
+    }
+    // Not a frame's end, no digits, or more than 64 bits' worth (overflow, or leading zeros).
+    if ((p != end && *p != ' ') || p == digits || p - digits > 16) return false;
+    frames.push_back(value);
+  }
+  return true;
+}
+
 // Pre-4.0 jemalloc and gperftools wrote "heap profile: ..."; jeprof still reads it, heapgate does not.
 bool is_gperftools_header(std::string_view line) { return starts_with(line, "heap profile:"); }
 
 class Parser {
  public:
-  Parser(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+  using Visit = std::function<void(const StackRecord&)>;
+  // `file`, when given, holds `text`: the parser releases what it has read.
+  // `visit`, when given, receives the records instead of profile_.stacks.
+  Parser(std::string_view text, std::string_view source, const sys::MappedFile* file = nullptr,
+         const Visit* visit = nullptr)
+      : text_(text), source_(source), file_(file), visit_(visit) {}
 
   Result<Profile> run() {
     if (text_.empty()) {
@@ -165,6 +248,7 @@ class Parser {
                         "the dump was cut short (process killed while dumping?); take it again"));
     }
     line_ = text_.substr(pos_, nl - pos_);
+    release_before(pos_);
     pos_ = nl + 1;
     if (!line_.empty() && line_.back() == '\r') {
       return fail(error("CR LF line ending (Windows); heap_v2 files use LF only",
@@ -203,7 +287,7 @@ class Parser {
     if (!rest.empty()) return fail(error("trailing text after the sample period: " + quote(line_)));
     if (*period == 0) return fail(error("sample period 0 in " + quote(line_) + "; expected 2^lg_prof_sample >= 1"));
     profile_.sample_period = *period;
-    reserve_stacks();
+    if (visit_ == nullptr) reserve_stacks();
 
     got = advance();
     if (!got) return fail(std::move(got.error()));
@@ -265,10 +349,13 @@ class Parser {
   }
 
   Result<void> parse_record() {
-    StackRecord record;
-    auto frames = parse_frames(line_.substr(1));
-    if (!frames) return fail(std::move(frames.error()));
-    record.frames = std::move(*frames);
+    // A visitor gets one reused record, so a record costs no allocation.
+    StackRecord fresh;
+    StackRecord& record = visit_ != nullptr ? reused_ : fresh;
+    record.frames.clear();
+    record.threads.clear();
+    auto frames = parse_frames(line_.substr(1), record.frames);
+    if (!frames) return frames;
     auto got = advance();
     if (!got) return fail(std::move(got.error()));
     if (!*got) return fail(unexpected_eof(std::string(kRecordTotalShape) + " after \"@\" line"));
@@ -282,20 +369,35 @@ class Parser {
     record.counts = *counts;
     auto threads = parse_thread_lines(record.threads, /*allow_names=*/false);
     if (!threads) return threads;
-    profile_.stacks.push_back(std::move(record));
+    if (visit_ != nullptr) {
+      (*visit_)(record);
+    } else {
+      profile_.stacks.push_back(std::move(record));
+    }
     return {};
   }
 
-  Result<std::vector<std::uint64_t>> parse_frames(std::string_view rest) const {
-    std::vector<std::uint64_t> frames;
+  Result<void> parse_frames(std::string_view rest, std::vector<std::uint64_t>& frames) {
     if (rest.find_first_not_of(' ') == std::string_view::npos) {
       return fail(error("empty stack: " + quote(line_) + " has no frames; expected \"@ 0x<hex> 0x<hex> ...\""));
+    }
+    // No pass to count the frames first: a line the fast path takes has one
+    // space per frame, so the limit is checked on what it found. A kept
+    // record's frames go through a reused buffer and are copied at their
+    // exact size; a visitor's reused record takes them directly.
+    std::vector<std::uint64_t>& into = visit_ != nullptr ? frames : frames_;
+    into.clear();
+    if (take_frames_fast(rest, into) && into.size() <= kMaxProfileFrames) {
+      if (&into != &frames) frames.assign(into.begin(), into.end());
+      return {};
     }
     std::size_t count = static_cast<std::size_t>(std::count(rest.begin(), rest.end(), ' '));
     if (count > kMaxProfileFrames) {
       return fail(error("too many frames: " + std::to_string(count) + " in one \"@\" record; at most " +
                         std::to_string(kMaxProfileFrames) + " expected (jemalloc records <= 256)"));
     }
+    // Anything unusual is parsed again, slowly, for the exact error message.
+    frames.clear();
     frames.reserve(count);
     while (!rest.empty()) {
       if (!eat(rest, " ")) return fail(error("expected \" 0x<hex>\" in \"@\" line " + quote(line_)));
@@ -303,7 +405,7 @@ class Parser {
       if (!frame) return fail(error("bad \"@\" line " + quote(line_) + ": " + frame.error()));
       frames.push_back(*frame);
     }
-    return frames;
+    return {};
   }
 
   // After the records: the end, or a blank line and the MAPPED_LIBRARIES section.
@@ -414,12 +516,29 @@ class Parser {
   // Capped by the shortest valid record ("@ 0\n  t*: 0: 0 [0: 0]\n"), so junk cannot inflate it.
   void reserve_stacks() {
     std::size_t records = 0;
+    std::size_t released = pos_;
     for (std::size_t at = text_.find("\n@", pos_ > 0 ? pos_ - 1 : 0); at != std::string_view::npos;
          at = text_.find("\n@", at + 2)) {
       ++records;
+      // Read ahead of the parser: let go of it here too (the parse reads it again).
+      if (file_ != nullptr && at - released >= kReleaseStep) {
+        file_->release_before(at);
+        released = at;
+      }
     }
     profile_.stacks.reserve(std::min(records, text_.size() / 22));
   }
+
+  // Lets go of the mapped text before `offset` (the start of the current
+  // line), a step at a time: only a window of a large file stays resident.
+  void release_before(std::size_t offset) {
+    if (file_ != nullptr && offset - released_ >= kReleaseStep) {
+      file_->release_before(offset);
+      released_ = offset;
+    }
+  }
+
+  static constexpr std::size_t kReleaseStep = std::size_t{1} << 20;
 
   std::string_view text_;
   std::string_view source_;
@@ -427,6 +546,11 @@ class Parser {
   std::size_t line_no_ = 0;   // 1-based number of line_
   std::string_view line_;     // the current line, without its "\n"
   bool have_line_ = false;    // line_ is valid (not past the end)
+  const sys::MappedFile* file_ = nullptr;
+  std::size_t released_ = 0;  // text before this offset has been released
+  const Visit* visit_ = nullptr;
+  StackRecord reused_;        // the record handed to visit_
+  std::vector<std::uint64_t> frames_;  // parse_frames' buffer
   Profile profile_;
 };
 
@@ -521,10 +645,25 @@ Result<Profile> parse_profile(std::string_view text, std::string_view source) {
   }
 }
 
-Result<Profile> read_profile(const std::string& path) {
-  auto file = sys::map_file(path);
+namespace {
+
+Result<Profile> read_with(const std::string& path, const Parser::Visit* visit) {
+  auto file = sys::map_file(path, sys::kProfileSizeLimit, sys::MapAccess::sequential);
   if (!file) return fail(std::move(file.error()));
-  return parse_profile(file->text(), path);
+  try {
+    return Parser(file->text(), path, &*file, visit).run();
+  } catch (const std::exception& e) {
+    return fail(make_error(ErrorCode::internal, path, std::string("parsing failed: ") + e.what()));
+  }
+}
+
+}  // namespace
+
+Result<Profile> read_profile(const std::string& path) { return read_with(path, nullptr); }
+
+Result<Profile> read_profile_records(const std::string& path,
+                                     const std::function<void(const StackRecord& record)>& visit) {
+  return read_with(path, &visit);
 }
 
 std::string write_profile(const Profile& profile) {

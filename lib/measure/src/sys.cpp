@@ -238,13 +238,24 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 
-Result<MappedFile> map_file(const std::string& path, SizeLimit limit) {
+void MappedFile::release_before(std::size_t offset) const noexcept {
+  if (data_ == nullptr) return;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = std::min(offset, size_) / page * page;
+  if (bytes > 0) ::madvise(data_, bytes, MADV_DONTNEED);
+}
+
+Result<MappedFile> map_file(const std::string& path, SizeLimit limit, MapAccess access) {
   Fd fd;
   struct stat st {};
   if (auto opened = open_for_reading(path, limit, fd, st); !opened) return fail(std::move(opened.error()));
   MappedFile file;
   if (st.st_size == 0) return file;
-  void* data = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.fd, 0);
+  const int flags = access == MapAccess::whole ? MAP_PRIVATE | MAP_POPULATE : MAP_PRIVATE;
+  void* data = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, flags, fd.fd, 0);
+  if (data != MAP_FAILED && access == MapAccess::sequential) {
+    ::madvise(data, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
+  }
   if (data == MAP_FAILED) {
     // Some file systems cannot map files; reading them works as well.
     auto text = read_open_file(path, limit, fd.fd, st);

@@ -60,6 +60,16 @@ Result<int> open_regular_file(const std::string& path);
 /// limit with its size and the limit).
 Result<std::string> read_file(const std::string& path, SizeLimit limit = kDocumentSizeLimit);
 
+/// How a mapped file is going to be read.
+enum class MapAccess {
+  /// All of it at once: pre-faulted (MAP_POPULATE).
+  whole,
+  /// Once, front to back, with MappedFile::release_before behind the reader:
+  /// pages come in on first touch, read ahead (MADV_SEQUENTIAL), so only a
+  /// window of the file is resident at a time.
+  sequential,
+};
+
 /// A read-only view of a whole file, mapped into memory (empty files too).
 /// Move-only; unmaps on destruction.
 class MappedFile {
@@ -73,20 +83,26 @@ class MappedFile {
   std::string_view text() const noexcept {
     return data_ != nullptr ? std::string_view(static_cast<const char*>(data_), size_) : std::string_view(copy_);
   }
+  /// Done with the text before byte `offset` (for a reader that goes through
+  /// it once, front to back): its whole pages leave the process' resident
+  /// memory (madvise MADV_DONTNEED; they stay in the page cache and are read
+  /// again if touched). Views into that part stay valid. No effect on a file
+  /// that was read rather than mapped.
+  void release_before(std::size_t offset) const noexcept;
 
  private:
-  friend Result<MappedFile> map_file(const std::string& path, SizeLimit limit);
+  friend Result<MappedFile> map_file(const std::string& path, SizeLimit limit, MapAccess access);
   void* data_ = nullptr;
   std::size_t size_ = 0;
   std::string copy_;  // the contents of a file that could not be mapped
 };
 
-/// Maps the regular file at `path` (at most `limit` bytes) read-only,
-/// pre-faulted (MAP_POPULATE): for large profiles that is several times
-/// cheaper than read() into a fresh buffer, whose every page faults on
-/// first touch. Falls back to read_file for a file that cannot be mapped.
-/// Errors: as read_file.
-Result<MappedFile> map_file(const std::string& path, SizeLimit limit = kProfileSizeLimit);
+/// Maps the regular file at `path` (at most `limit` bytes) read-only. Either
+/// way, mapping is several times cheaper than read() into a fresh buffer,
+/// whose every page faults on first touch. Falls back to read_file for a file
+/// that cannot be mapped. Errors: as read_file.
+Result<MappedFile> map_file(const std::string& path, SizeLimit limit = kProfileSizeLimit,
+                            MapAccess access = MapAccess::whole);
 
 /// Writes `content` to `path` atomically: a temp file in the same directory
 /// (`<path>.tmp.XXXXXX`, mkstemp), fsync, then rename, so readers see the old
