@@ -737,7 +737,8 @@ TEST_F(BadInputs, BI61_PluginUnknownFlag) {
       "heapgate: --heapgate_mdoe=counters: unknown heapgate flag; fix: use one of --heapgate_mode, --he"
       "apgate_baselines, --heapgate_report, --heapgate_profiles, --heapgate_update_baselines, --heapgat"
       "e_strict, --heapgate_suppressions, --heapgate_check_leaks, --heapgate_fingerprint, --heapgate_ex"
-      "plain, --heapgate_top_stacks, --heapgate_leak_repetitions, --heapgate_confirm_runs");
+      "plain, --heapgate_gate_call_sites, --heapgate_top_stacks, --heapgate_leak_repetitions, --heapgate_con"
+      "firm_runs");
 }
 
 TEST_F(BadInputs, BI62_PluginBadMode) {
