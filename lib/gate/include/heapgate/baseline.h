@@ -48,6 +48,11 @@ struct NoiseBand {
   Metrics high;
 };
 
+/// How far a calibrated test's band is widened on each side at least, as a
+/// fraction of its median, for a metric that varied: a few calibration runs
+/// can miss a test's second state entirely (docs/design.md §6a).
+inline constexpr double kNoisyMinimumWidening = 0.10;
+
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept;
 bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept;
 
