@@ -520,7 +520,8 @@ class Listener : public ::testing::EmptyTestEventListener {
 
   void finish_record(TestRecord record) {
     if (!child_) run_.tests.push_back(record);
-    // Metrics become <testcase> attributes in gtest's own XML (docs/platform-facts.md §1).
+    // Metrics become <property> elements of the <testcase> in gtest's own XML
+    // (GoogleTest 1.12 on Debian 12; older versions wrote attributes; docs/platform-facts.md §1).
     if (record.verdict != Verdict::unavailable) {
       for (std::size_t i = 0; i < kMetricCount; ++i) {
         auto metric = static_cast<MetricName>(i);
