@@ -18,7 +18,7 @@
 namespace heapgate::gtest {
 
 std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
-                                            std::size_t limit) {
+                                            std::size_t limit, std::vector<CallSite>* all_call_sites) {
   auto profile = read_profile(profile_path);
   if (!profile) return {};
   // File and line where DWARF has them: the explanation names the line.
@@ -28,13 +28,12 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
   // The profile is kept beside the report: keep what its addresses mean now,
   // so a later `heapgate diff` after a rebuild still reads it right.
   (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
+  if (all_call_sites != nullptr) {
+    constexpr std::size_t kAll = static_cast<std::size_t>(-1);
+    *all_call_sites = call_sites_of(top_stacks(normalized, kAll), kAll);
+  }
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
   return top_stacks(normalized, limit);
-}
-
-std::vector<CallSite> all_call_sites(const std::string& profile_path, Symbolizer& symbolizer) {
-  constexpr std::size_t kAll = static_cast<std::size_t>(-1);
-  return call_sites_of(summarize_profile(profile_path, symbolizer, kAll), kAll);
 }
 
 RerunExplainer::~RerunExplainer() {
@@ -47,12 +46,10 @@ RerunExplainer::~RerunExplainer() {
 Result<Explanation> RerunExplainer::explain(const std::string& test) {
   Explanation e;
   if (!own_profile_.empty()) {
-    e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2);
+    e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2,
+                                 gate_call_sites_ ? &e.call_sites : nullptr);
+    e.call_sites_complete = gate_call_sites_;
     e.source = "this run";
-    if (gate_call_sites_) {
-      e.call_sites = all_call_sites(own_profile_, symbolizer_);
-      e.call_sites_complete = true;
-    }
     return e;
   }
   auto child = run_child(test, Mode::exact, 1, "--heapgate_internal_child=1");

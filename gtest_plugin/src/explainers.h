@@ -23,12 +23,11 @@ inline constexpr int kCallSitesBudgetSeconds = 60;
 
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
+/// With `all_call_sites`, also every call site of all its stacks
+/// (call_sites_of() with no limit, for a test whose call sites are gated),
+/// from the same reading of the profile.
 std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
-                                            std::size_t limit);
-
-/// Every call site of the profile's stacks (call_sites_of() with no limit),
-/// for a test whose call sites are gated.
-std::vector<CallSite> all_call_sites(const std::string& profile_path, Symbolizer& symbolizer);
+                                            std::size_t limit, std::vector<CallSite>* all_call_sites = nullptr);
 
 /// Re-runs one test of this binary in a child process (exact mode,
 /// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and

@@ -279,11 +279,9 @@ class Listener : public ::testing::EmptyTestEventListener {
       // A re-run child only collects the stacks its parent will show, and
       // every call site of a test that gates them.
       if (!scope.profile_path.empty()) {
-        record.stacks = summarize_profile(scope.profile_path, symbolizer(), options_.top_stacks * 2);
-        if (gates_call_sites(record.name)) {
-          record.call_sites = all_call_sites(scope.profile_path, symbolizer());
-          record.call_sites_complete = true;
-        }
+        record.call_sites_complete = gates_call_sites(record.name);
+        record.stacks = summarize_profile(scope.profile_path, symbolizer(), options_.top_stacks * 2,
+                                          record.call_sites_complete ? &record.call_sites : nullptr);
       }
       finish_record(std::move(record));
       return;

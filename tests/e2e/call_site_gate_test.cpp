@@ -35,8 +35,8 @@ SuiteRun run_suite(const fs::path& work, int moved, std::vector<std::string> arg
   argv.insert(argv.end(), args.begin(), args.end());
   sys::ProcessOptions options;
   options.extra_env = {"CALL_SITE_SUITE_MOVED=" + std::to_string(moved)};
-  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE",
-                       "HEAPGATE_REEXECUTED", "HEAPGATE_GATE_CALL_SITES"};
+  options.unset_env = testing::suite_unset_env();
+  options.unset_env.push_back("HEAPGATE_GATE_CALL_SITES");
   options.timeout = std::chrono::minutes(5);
   SuiteRun run;
   auto ran = sys::run_process(argv, options);

@@ -36,9 +36,7 @@ SuiteRun run_suite(const std::string& binary, const std::string& report_dir, std
   argv.insert(argv.end(), args.begin(), args.end());
   sys::ProcessOptions options;
   options.extra_env = std::move(env);
-  // The suite decides its own allocator settings; nothing of this process leaks in.
-  options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE",
-                       "HEAPGATE_REEXECUTED"};
+  options.unset_env = testing::suite_unset_env();
   options.timeout = std::chrono::minutes(5);
   SuiteRun run;
   auto ran = sys::run_process(argv, options);
@@ -337,8 +335,8 @@ TEST_F(GtestPlugin, WithoutAReportNothingIsKeptAndTmpdirStaysEmpty) {
   for (const char* mode : {"counters", "exact"}) {
     sys::ProcessOptions options;
     options.extra_env = {"TMPDIR=" + tmp};
-    options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE",
-                         "HEAPGATE_REEXECUTED", "HEAPGATE_REPORT", "HEAPGATE_PROFILES"};
+    options.unset_env = testing::suite_unset_env();
+    options.unset_env.insert(options.unset_env.end(), {"HEAPGATE_REPORT", "HEAPGATE_PROFILES"});
     auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks",
                                  std::string("--heapgate_mode=") + mode},
                                 options);

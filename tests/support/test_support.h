@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,10 @@ std::string make_temp_dir();
 std::string data_path(const std::string& relative);
 /// Path of a built test helper program (in the tests build directory).
 std::string helper_binary(const std::string& name);
+/// What a test suite run as a child must not inherit from this process: its
+/// allocator settings, GoogleTest sharding, heapgate's mode and re-exec
+/// marker. The suite decides its own.
+std::vector<std::string> suite_unset_env();
 
 }  // namespace heapgate::testing
 

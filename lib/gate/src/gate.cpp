@@ -113,10 +113,8 @@ std::string describe_sampling_limit(MetricName m, const BaselineEntry* baseline,
 }  // namespace
 
 std::uint64_t sampling_tolerance(double baseline_error, double current_error) noexcept {
-  const double limit = std::ceil(kSamplingConfidenceZ * std::sqrt(baseline_error * baseline_error + current_error * current_error));
-  if (!(limit > 0)) return 0;
-  if (limit >= 1.8e19) return std::numeric_limits<std::uint64_t>::max();
-  return static_cast<std::uint64_t>(limit);
+  return saturating_count(
+      std::ceil(kSamplingConfidenceZ * std::sqrt(baseline_error * baseline_error + current_error * current_error)));
 }
 
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
@@ -344,7 +342,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
     }
   }
   Verdict compared = policy.compare_baseline ? comparison.verdict : Verdict::pass;
-  Comparison by_site;
+  std::string by_site;  // rule 6's explanation, when a call site regressed the test
   if (policy.compare_baseline && observation.gate_call_sites && baseline != nullptr &&
       (compared == Verdict::pass || compared == Verdict::improved)) {
     if (baseline->noise) {
@@ -358,13 +356,13 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
           baseline->tolerance ? *baseline->tolerance : Tolerances::for_mode(observation.mode);
       std::vector<std::string> grown = call_sites_beyond(baseline->call_sites, *observation.call_sites, tolerances);
       if (!grown.empty()) {
-        by_site.explanation = "regressed at a call site while the totals stayed within tolerance:";
-        for (const auto& g : grown) by_site.explanation += "\n" + g;
+        by_site = "regressed at a call site while the totals stayed within tolerance:";
+        for (const auto& g : grown) by_site += "\n" + g;
         compared = Verdict::regressed;
       }
     }
   }
-  const std::string& compared_explanation = by_site.explanation.empty() ? comparison.explanation : by_site.explanation;
+  const std::string& compared_explanation = by_site.empty() ? comparison.explanation : by_site;
   if (policy.accepting && (compared == Verdict::regressed || compared == Verdict::improved)) {
     line(notes, "accepted into the baseline: " + compared_explanation);
     compared = Verdict::pass;
@@ -530,16 +528,24 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
   return list;
 }
 
+namespace {
+
+// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)"
+std::string describe_change(const CallSiteChange& c) {
+  const std::int64_t allocations = c.allocations_delta();
+  return signed_count(allocations) + (allocations == 1 || allocations == -1 ? " allocation (" : " allocations (") +
+         signed_count(c.bytes_delta()) + " B) at " + c.function + (c.location.empty() ? "" : " (" + c.location + ")");
+}
+
+}  // namespace
+
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
                                       std::size_t limit) {
   const std::vector<CallSiteChange> list = call_site_changes(before, after);
   std::string out;
   for (std::size_t i = 0; i < list.size() && i < limit; ++i) {
-    const CallSiteChange& c = list[i];
-    const std::int64_t allocations = c.allocations_delta();
     if (!out.empty()) out += '\n';
-    out += signed_count(allocations) + (allocations == 1 || allocations == -1 ? " allocation (" : " allocations (") +
-           signed_count(c.bytes_delta()) + " B) at " + c.function + (c.location.empty() ? "" : " (" + c.location + ")");
+    out += describe_change(list[i]);
   }
   return out;
 }
@@ -554,11 +560,7 @@ std::vector<std::string> call_sites_beyond(const std::vector<CallSite>& before, 
                                   c.allocations_after - c.allocations_before > allowed_allocations;
     const bool more_bytes = c.bytes_after > c.bytes_before && c.bytes_after - c.bytes_before > allowed_bytes;
     if (!more_allocations && !more_bytes) continue;
-    const std::int64_t allocations = c.allocations_delta();
-    std::string line = signed_count(allocations) +
-                       (allocations == 1 || allocations == -1 ? " allocation (" : " allocations (") +
-                       signed_count(c.bytes_delta()) + " B) at " + c.function +
-                       (c.location.empty() ? "" : " (" + c.location + ")");
+    std::string line = describe_change(c);
     line += c.allocations_before == 0 && c.bytes_before == 0 ? ", a new call site" : "";
     line += more_allocations ? ", limit +" + std::to_string(allowed_allocations) + " allocations"
                              : ", limit +" + std::to_string(allowed_bytes) + " B";

@@ -128,11 +128,7 @@ Metrics from_scope(const ScopeResult& scope) noexcept {
 
 std::optional<Metrics> standard_errors_of(const ScopeResult& scope) {
   if (!scope.estimated) return std::nullopt;
-  auto up = [](double e) -> std::uint64_t {
-    if (!(e > 0)) return 0;
-    if (e >= 1.8e19) return std::numeric_limits<std::uint64_t>::max();
-    return static_cast<std::uint64_t>(std::ceil(e));
-  };
+  auto up = [](double e) { return saturating_count(std::ceil(e)); };
   Metrics m;
   m.allocations = up(scope.sampling_errors.allocations);
   m.allocated_bytes = up(scope.sampling_errors.allocated_bytes);
@@ -145,10 +141,8 @@ std::string estimate_interval(std::uint64_t value, std::uint64_t standard_error)
   if (standard_error == 0) return {};
   const double half = std::ceil(kSamplingConfidenceZ * static_cast<double>(standard_error));
   const double v = static_cast<double>(value);
-  const double low = v > half ? v - half : 0;
-  const double high = v + half;
-  auto whole = [](double x) { return x >= 1.8e19 ? std::string("18446744073709551615") : std::to_string(static_cast<std::uint64_t>(x)); };
-  return whole(low) + "\xE2\x80\x93" + whole(high);  // en dash
+  return std::to_string(saturating_count(v - half)) + "\xE2\x80\x93" +  // en dash
+         std::to_string(saturating_count(v + half));
 }
 
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
@@ -161,9 +155,9 @@ std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_t
   const bool bytes = metric == MetricName::allocated_bytes || metric == MetricName::live_bytes ||
                      metric == MetricName::peak_bytes;
   const std::uint64_t volume = bytes ? other_threads.bytes : other_threads.allocations;
-  const std::uint64_t one_block = bytes ? (other_threads.bytes + other_threads.allocations - 1) / other_threads.allocations : 1;
-  const double share = std::ceil(kOtherThreadsSlack * static_cast<double>(volume));
-  const std::uint64_t slack = share >= 1.8e19 ? std::numeric_limits<std::uint64_t>::max() : static_cast<std::uint64_t>(share);
+  const std::uint64_t one_block =
+      bytes ? other_threads.bytes / other_threads.allocations + (other_threads.bytes % other_threads.allocations != 0) : 1;
+  const std::uint64_t slack = saturating_count(std::ceil(kOtherThreadsSlack * static_cast<double>(volume)));
   return slack > one_block ? slack : one_block;
 }
 
@@ -177,16 +171,15 @@ bool operator==(const Tolerance& a, const Tolerance& b) noexcept {
 }
 bool operator!=(const Tolerance& a, const Tolerance& b) noexcept { return !(a == b); }
 
+std::uint64_t saturating_count(double x) noexcept {
+  if (!(x > 0)) return 0;
+  if (x >= 18446744073709551615.0) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(x);
+}
+
 std::uint64_t allowed_change(const Tolerance& tolerance, std::uint64_t baseline) noexcept {
-  double rel = tolerance.relative * static_cast<double>(baseline);
-  std::uint64_t relative = 0;
-  if (!(rel >= 0)) {
-    relative = 0;  // negative or NaN relative tolerances allow nothing
-  } else if (rel >= 18446744073709551615.0) {
-    relative = std::numeric_limits<std::uint64_t>::max();
-  } else {
-    relative = static_cast<std::uint64_t>(std::floor(rel));
-  }
+  // Negative or NaN relative tolerances allow nothing.
+  const std::uint64_t relative = saturating_count(tolerance.relative * static_cast<double>(baseline));
   return relative > tolerance.absolute ? relative : tolerance.absolute;
 }
 

@@ -95,6 +95,10 @@ struct Tolerance {
 bool operator==(const Tolerance& a, const Tolerance& b) noexcept;
 bool operator!=(const Tolerance& a, const Tolerance& b) noexcept;
 
+/// `x` as a count of allocations or bytes: rounded down, 0 when negative or
+/// NaN, the largest count at or beyond 2^64.
+std::uint64_t saturating_count(double x) noexcept;
+
 /// The largest change of a metric whose baseline is `baseline` that stays
 /// within `tolerance`: max(absolute, floor(relative * baseline)), saturating.
 std::uint64_t allowed_change(const Tolerance& tolerance, std::uint64_t baseline) noexcept;
