@@ -172,7 +172,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       }
       writer_.emplace(options_.report_dir, report_stem(binary_name_, run.shard_index, run.total_shards), run);
       // A CI job that asked for a report must not pass without one.
-      if (auto dir = ensure_report_dir(options_.report_dir); !dir) report_error_ = dir.error().message();
+      if (writer_->error()) report_error_ = writer_->error()->message();
     }
   }
 

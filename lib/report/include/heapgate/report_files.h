@@ -98,6 +98,9 @@ class ReportWriter {
   std::vector<TestRecord>& records() noexcept { return report_.tests; }
   /// `<dir>/<stem>.partial.jsonl`.
   const std::string& journal_path() const noexcept { return journal_->path(); }
+  /// Why the journal could not be started (an uncreatable or unwritable
+  /// `dir`), if so: every add() and finish() will fail with it.
+  const std::optional<Error>& error() const noexcept { return journal_->error(); }
 
  private:
   std::string dir_;
