@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "heapgate/flags.h"
 #include "heapgate/gate.h"
 #include "heapgate/malloc_conf.h"
 #include "heapgate/profile_scope.h"
@@ -64,14 +65,14 @@ bool regressed(const heapgate::BaselineEntry& entry, const Run& run) {
   return heapgate::judge(o, &entry, heapgate::GatePolicy{}).verdict == heapgate::Verdict::regressed;
 }
 
+// The flag parsers' count rule (heapgate/flags.h), and more than zero.
 std::size_t number(const char* flag, const char* text) {
-  char* end = nullptr;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (text[0] == '\0' || *end != '\0' || v == 0) {
-    std::fprintf(stderr, "sampling_gate: %s wants a positive whole number, got \"%s\"\n", flag, text);
+  auto n = heapgate::detail::parse_flag_count(flag, text);
+  if (!n || *n == 0) {
+    std::fprintf(stderr, "sampling_gate: %s wants a whole number from 1 to 999999999, got \"%s\"\n", flag, text);
     std::exit(2);
   }
-  return static_cast<std::size_t>(v);
+  return static_cast<std::size_t>(*n);
 }
 
 }  // namespace
