@@ -438,7 +438,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     explainer.set_gate_call_sites(observation.gate_call_sites);
     const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                           ExplainOptions{options_.top_stacks, options_.explain, options_.leak_repetitions,
-                                                         options_.confirm_runs});
+                                                         options_.confirm_runs, options_.measure_alone});
     // Before the explainer goes, and its children's directories with it.
     keep_profiles(record, own_profile);
     if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;

@@ -74,6 +74,7 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.confirm_runs = static_cast<int>(*n);
          return {};
        }},
+      {"measure_alone", true, boolean(&Options::measure_alone)},
       {"internal_growth", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);

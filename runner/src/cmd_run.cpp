@@ -563,8 +563,10 @@ int run_calibration(const RunOptions& options) {
     once.report = options.report + "/calibrate-" + std::to_string(i);
     once.baselines = once.report + "/baselines";
     once.allow_unmeasured = true;
-    // Call sites and explanations once are enough: later runs only count.
+    // Call sites, explanations and each test alone once are enough: later
+    // runs only count.
     if (i > 1) once.plugin_flags.push_back("--heapgate_explain=false");
+    if (i == 1) once.plugin_flags.push_back("--heapgate_measure_alone");
     std::printf("heapgate: calibration run %d of %d\n", i, options.calibrate);
     std::fflush(stdout);
     std::vector<Report> reports;

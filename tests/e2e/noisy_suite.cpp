@@ -6,6 +6,12 @@
 // flaky: each run of Noisy.Varies bumps a counter in NOISY_COUNTER_FILE and
 // allocates 1 + (counter % 3) blocks. NOISY_EXTRA=1 plants one more
 // allocation in Steady.Fixed: the regression calibration must not hide.
+//
+// Carry.* model state one test leaves for the next, as a shared work queue
+// whose next push needs a new node only at a node boundary: Carry.After's
+// count depends on how many items Carry.Before queued (NOISY_CARRY, 3 unless
+// set), and alone it always starts at a boundary. NOISY_AFTER_EXTRA=1 plants
+// one more allocation in Carry.After.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -45,4 +51,24 @@ TEST(Noisy, Varies) {
 TEST(Steady, Fixed) {
   const bool extra = std::getenv("NOISY_EXTRA") != nullptr;
   allocate_and_free(extra ? 4 : 3);
+}
+
+namespace {
+
+// Items ever pushed onto the modelled queue; four fit in a node.
+int g_queued = 0;
+
+int carried_items() {
+  const char* carry = std::getenv("NOISY_CARRY");
+  return carry == nullptr ? 3 : std::atoi(carry);
+}
+
+}  // namespace
+
+TEST(Carry, Before) { g_queued += carried_items(); }
+
+TEST(Carry, After) {
+  if (g_queued % 4 == 0) allocate_and_free(1);  // a new node
+  ++g_queued;
+  if (std::getenv("NOISY_AFTER_EXTRA") != nullptr) allocate_and_free(1);
 }

@@ -363,6 +363,125 @@ TEST(GateTest, RegressionThatAFreshRunDoesNotReproduceIsNoise) {
   EXPECT_TRUE(off.calls.empty());
 }
 
+// In the suite a test also carries what earlier tests left (LevelDB's
+// SkipTest.Concurrent4 pushes onto the shared Env queue: 9031 allocations or
+// 9032, by how many items earlier tests' compactions had queued; alone it
+// always makes 9035). A fresh run alone that measures as recorded alone is
+// that state; one alone that moved too is a change.
+TEST(GateTest, RegressionWhoseTestAloneMeasuresAsRecordedIsCarriedState) {
+  BaselineEntry base = entry(9031);
+  base.alone = NoiseBand{1, metrics(9035), metrics(9035)};
+
+  FakeExplainer carried;
+  carried.remeasure_results = {metrics(9035)};
+  TestRecord r = record_of(observed(9032));
+  EXPECT_EQ(gate_test(r, observed(9032), &base, GatePolicy{}, carried, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_EQ(carried.calls, std::vector<std::string>{"remeasure Suite.Test"});
+  EXPECT_EQ(r.verdict, Verdict::pass);
+  EXPECT_NE(r.message.find("not reproducible: regressed: allocations 9031 → 9032"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("the test run alone measured allocations 9035"), std::string::npos) << r.message;
+  ASSERT_TRUE(r.alone.has_value());
+  EXPECT_EQ(r.alone->allocations, 9035u);
+
+  FakeExplainer planted;
+  planted.remeasure_results = {metrics(9036), metrics(9036)};
+  TestRecord changed = record_of(observed(9032));
+  EXPECT_NE(gate_test(changed, observed(9032), &base, GatePolicy{}, planted, Suppressions{}, ExplainOptions{5, false}),
+            "");
+  EXPECT_EQ(planted.calls, (std::vector<std::string>{"remeasure Suite.Test", "remeasure Suite.Test"}));
+  EXPECT_EQ(changed.verdict, Verdict::regressed);
+  ASSERT_TRUE(changed.alone.has_value());
+  EXPECT_EQ(changed.alone->allocations, 9036u);  // the first fresh run is kept
+
+  // Without the alone band the same fresh run cannot clear it.
+  BaselineEntry unknown = entry(9031);
+  FakeExplainer fresh;
+  fresh.remeasure_results = {metrics(9035), metrics(9035)};
+  TestRecord stands = record_of(observed(9032));
+  gate_test(stands, observed(9032), &unknown, GatePolicy{}, fresh, Suppressions{}, ExplainOptions{5, false});
+  EXPECT_EQ(stands.verdict, Verdict::regressed);
+}
+
+// --heapgate_measure_alone: every measured test once more alone; a test that
+// then regresses confirms with that run first, not one more.
+TEST(GateTest, MeasureAloneKeepsEachTestsFreshRun) {
+  ExplainOptions options{5, false};
+  options.measure_alone = true;
+  BaselineEntry base = entry(100);
+  FakeExplainer passing;
+  passing.remeasure_results = {metrics(104)};
+  TestRecord r = record_of(observed(100));
+  EXPECT_EQ(gate_test(r, observed(100), &base, GatePolicy{}, passing, Suppressions{}, options), "");
+  EXPECT_EQ(passing.calls, std::vector<std::string>{"remeasure Suite.Test"});
+  ASSERT_TRUE(r.alone.has_value());
+  EXPECT_EQ(r.alone->allocations, 104u);
+  EXPECT_EQ(baseline_entries(Report{{}, {r}}).at("Suite.Test").alone, (NoiseBand{1, metrics(104), metrics(104)}));
+
+  FakeExplainer regressing;
+  regressing.remeasure_results = {metrics(101), metrics(101)};
+  TestRecord changed = record_of(observed(101));
+  gate_test(changed, observed(101), &base, GatePolicy{}, regressing, Suppressions{}, options);
+  EXPECT_EQ(regressing.calls, (std::vector<std::string>{"remeasure Suite.Test", "remeasure Suite.Test"}));
+  EXPECT_EQ(changed.verdict, Verdict::regressed);
+
+  // A test that failed its own assertions is not measured alone.
+  FakeExplainer failed;
+  Observation own = observed(100);
+  own.own_failure = true;
+  TestRecord f = record_of(own);
+  gate_test(f, own, &base, GatePolicy{}, failed, Suppressions{}, options);
+  EXPECT_TRUE(failed.calls.empty());
+}
+
+// Calibration: the alone band spans the runs that measured it; accepting one
+// new run moves it with the test.
+TEST(GateTest, AloneBandIsCalibratedAndMovesOnAccept) {
+  auto run_with = [](std::uint64_t in_suite, std::optional<std::uint64_t> alone) {
+    TestRecord t;
+    t.name = "S.t";
+    t.mode = Mode::counters;
+    t.metrics = metrics(in_suite);
+    if (alone) t.alone = metrics(*alone);
+    return Report{{}, {t}};
+  };
+  auto entries = calibrated_entries({run_with(10, 14), run_with(11, std::nullopt), run_with(10, 15)});
+  const BaselineEntry& e = entries.at("S.t");
+  ASSERT_TRUE(e.alone.has_value());
+  EXPECT_EQ(e.alone->runs, 2u);
+  EXPECT_EQ(e.alone->low.allocations, 14u);
+  EXPECT_EQ(e.alone->high.allocations, 15u);
+  EXPECT_EQ(compare_alone(metrics(15), e, Mode::counters)->verdict, Verdict::pass);
+  EXPECT_FALSE(compare_alone(metrics(15), entry(10), Mode::counters).has_value());
+
+  Baseline baseline;
+  baseline.tests = entries;
+  update_entries(baseline, baseline_entries(run_with(13, std::nullopt)));  // an intended +3
+  const BaselineEntry& moved = baseline.tests.at("S.t");
+  ASSERT_TRUE(moved.alone.has_value());
+  EXPECT_EQ(moved.alone->low.allocations, 17u);
+  EXPECT_EQ(moved.alone->high.allocations, 18u);
+
+  // Kept in both files; a band whose low exceeds its high is refused by name.
+  baseline.binary = "b";
+  auto reread = parse_baseline_json(to_json(baseline), "b.json");
+  ASSERT_TRUE(reread) << reread.error().message();
+  EXPECT_EQ(reread->tests.at("S.t").alone, moved.alone);
+  Report one = run_with(10, 14);
+  one.run.binary = "b";
+  auto report = parse_report_json(to_json(one), "r.json");
+  ASSERT_TRUE(report) << report.error().message();
+  ASSERT_TRUE(report->tests[0].alone.has_value());
+  EXPECT_EQ(report->tests[0].alone->allocations, 14u);
+  std::string text = to_json(baseline);
+  const auto at = text.find("\"low\": {\n          \"allocated_bytes\": 544");
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(text.find("544", at), 3, "999");
+  auto bad = parse_baseline_json(text, "b.json");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("/tests/S.t/alone/low/allocated_bytes"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(GateTest, LiveBlocksThatStayLevelAreOneTimeSetup) {
   // std::locale::global(std::locale("")) each run: the new locale replaces the
   // old one, so as many blocks are live after three runs as after one.

@@ -73,6 +73,13 @@ struct Options {
   /// of them is within the baseline, the regression was timing noise and the
   /// test passes with a note.
   int confirm_runs = 2;
+  /// `--heapgate_measure_alone` (default false): measure every test once more
+  /// alone, in a fresh child process (`counters`), and keep it in the record
+  /// (TestRecord::alone) and so in a baseline recorded from the run. A later
+  /// regression whose confirmation run alone measures the same is state that
+  /// earlier tests left behind, not a change. `heapgate run --calibrate`
+  /// sets it for its first run; it costs one process per test.
+  bool measure_alone = false;
   /// Internal (`--heapgate_internal_growth=K`): this process is a re-run
   /// child that measures one test across all K gtest iterations in one scope
   /// and records what is live after each (TestRecord::growth).

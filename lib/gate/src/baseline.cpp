@@ -66,13 +66,38 @@ json tolerances_to_json(const Tolerances& t) {
   return out;
 }
 
+// A band of metrics over runs: "noise" (in the suite) and "alone".
+NoiseBand read_band(JsonReader& r, const json& value, const std::string& pointer) {
+  NoiseBand band;
+  if (!r.object(value, pointer)) return band;
+  r.only_keys(value, pointer, {"high", "low", "runs"});
+  if (const json* runs = r.member(value, pointer, "runs", true)) {
+    band.runs = static_cast<std::uint32_t>(r.u64(*runs, pointer_append(pointer, "runs")));
+  }
+  if (const json* low = r.member(value, pointer, "low", true)) band.low = r.metrics(*low, pointer_append(pointer, "low"));
+  if (const json* high = r.member(value, pointer, "high", true)) {
+    band.high = r.metrics(*high, pointer_append(pointer, "high"));
+  }
+  for (MetricName m : kMetricNames) {
+    if (r.ok() && get(band.low, m) > get(band.high, m)) {
+      r.fail_at(pointer_append(pointer_append(pointer, "low"), std::string(to_string(m))),
+                "is above the band's high value", "low must not exceed high; re-run heapgate run --calibrate");
+    }
+  }
+  return band;
+}
+
+json band_to_json(const NoiseBand& band) {
+  return json{{"runs", band.runs}, {"low", detail::metrics_to_json(band.low)}, {"high", detail::metrics_to_json(band.high)}};
+}
+
 }  // namespace
 
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
          a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads;
+         a.other_threads == b.other_threads && a.alone == b.alone;
 }
 
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
@@ -122,7 +147,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"call_sites", "call_sites_complete", "metrics", "mode", "noise", "other_threads", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+      r.only_keys(e, p, {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "other_threads", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -147,25 +172,10 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
         entry.call_sites_complete = r.boolean(*complete, pointer_append(p, "call_sites_complete"));
       }
       if (const json* noise = r.member(e, p, "noise", false)) {
-        const std::string np = pointer_append(p, "noise");
-        if (r.object(*noise, np)) {
-          r.only_keys(*noise, np, {"high", "low", "runs"});
-          NoiseBand band;
-          if (const json* runs = r.member(*noise, np, "runs", true)) {
-            band.runs = static_cast<std::uint32_t>(r.u64(*runs, pointer_append(np, "runs")));
-          }
-          if (const json* low = r.member(*noise, np, "low", true)) band.low = r.metrics(*low, pointer_append(np, "low"));
-          if (const json* high = r.member(*noise, np, "high", true)) {
-            band.high = r.metrics(*high, pointer_append(np, "high"));
-          }
-          for (MetricName m : kMetricNames) {
-            if (r.ok() && get(band.low, m) > get(band.high, m)) {
-              r.fail_at(pointer_append(pointer_append(np, "low"), std::string(to_string(m))),
-                        "is above the band's high value", "low must not exceed high; re-run heapgate run --calibrate");
-            }
-          }
-          entry.noise = band;
-        }
+        entry.noise = read_band(r, *noise, pointer_append(p, "noise"));
+      }
+      if (const json* alone = r.member(e, p, "alone", false)) {
+        entry.alone = read_band(r, *alone, pointer_append(p, "alone"));
       }
       if (const json* errors = r.member(e, p, "standard_errors", false)) {
         entry.standard_errors = r.metrics(*errors, pointer_append(p, "standard_errors"));
@@ -213,11 +223,8 @@ std::string to_json(const Baseline& baseline) {
     if (!entry.other_threads.empty()) e["other_threads"] = detail::thread_share_to_json(entry.other_threads);
     if (entry.setup_residue) e["setup_residue"] = true;
     if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);
-    if (entry.noise) {
-      e["noise"] = json{{"runs", entry.noise->runs},
-                        {"low", detail::metrics_to_json(entry.noise->low)},
-                        {"high", detail::metrics_to_json(entry.noise->high)}};
-    }
+    if (entry.noise) e["noise"] = band_to_json(*entry.noise);
+    if (entry.alone) e["alone"] = band_to_json(*entry.alone);
     tests[name] = std::move(e);
   }
   root["tests"] = std::move(tests);
@@ -256,6 +263,20 @@ NoiseBand recentred(const NoiseBand& band, const Metrics& old_median, const Metr
   return out;
 }
 
+// The test alone moves as the test in the suite does: an intended change
+// accepted from one run shifts it by the same amount.
+NoiseBand shifted(const NoiseBand& band, const Metrics& old_metrics, const Metrics& new_metrics) {
+  NoiseBand out = band;
+  for (MetricName m : kMetricNames) {
+    const std::uint64_t before = get(old_metrics, m);
+    const std::uint64_t after = get(new_metrics, m);
+    for (std::uint64_t* value : {&get(out.low, m), &get(out.high, m)}) {
+      *value = after >= before ? *value + (after - before) : *value - std::min(*value, before - after);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results) {
@@ -274,6 +295,7 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
       merged.call_sites_complete = it->second.call_sites_complete;
     }
     if (!merged.noise && it->second.noise) merged.noise = recentred(*it->second.noise, it->second.metrics, merged.metrics);
+    if (!merged.alone && it->second.alone) merged.alone = shifted(*it->second.alone, it->second.metrics, merged.metrics);
     if (merged == it->second) {
       ++update.unchanged;
     } else {

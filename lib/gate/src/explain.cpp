@@ -97,27 +97,47 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       measured_sites = std::move(*run);
     }
   }
+  // A test alone carries no state from earlier tests: recorded with the
+  // baseline, it tells a change from that state later (confirmation below).
+  const bool measurable = observation.metrics && !observation.own_failure && observation.mode != Mode::off &&
+                          observation.mode != Mode::sampled;
+  if (options.measure_alone && measurable) {
+    if (auto alone = explainer.remeasure(record.name)) record.alone = *alone;
+  }
   Judgement judged = judge(observation, baseline, policy);
   const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(), [](const MetricDelta& d) {
     return d.beyond_tolerance && d.delta > 0;
   });
   if (judged.verdict == Verdict::regressed && totals_regressed && observation.mode != Mode::sampled) {
-    // A change in the code regresses every run; a background thread's timing
-    // does not. One fresh run within the baseline is enough to tell.
+    // A change in the code regresses every run, alone or not; a background
+    // thread's timing, or the state earlier tests happened to leave, does
+    // not. One fresh run within the baseline, or measuring alone as it did
+    // when recorded, is enough to tell.
+    const bool measured_alone = record.alone.has_value();
     for (int i = 0; i < options.confirm_runs; ++i) {
-      auto again = explainer.remeasure(record.name);
+      Result<Metrics> again = i == 0 && measured_alone ? Result<Metrics>(*record.alone) : explainer.remeasure(record.name);
       if (!again) break;
+      if (!record.alone) record.alone = *again;
       const Comparison fresh = compare_to_baseline(*again, baseline, Tolerances::for_mode(observation.mode),
                                                    observation.mode);
-      if (fresh.verdict == Verdict::regressed) continue;
+      const std::optional<Comparison> alone =
+          baseline != nullptr ? compare_alone(*again, *baseline, observation.mode) : std::nullopt;
+      const std::string measured = "allocations " + std::to_string(again->allocations) + ", allocated_bytes " +
+                                   std::to_string(again->allocated_bytes) + ", peak_bytes " +
+                                   std::to_string(again->peak_bytes);
       const std::string first_line = judged.explanation.substr(0, judged.explanation.find('\n'));
+      if (fresh.verdict != Verdict::regressed) {
+        judged.explanation = "not reproducible: " + first_line + " But a fresh run of the test measured " + measured +
+                             ", within the baseline: timing noise, not a change (heapgate run --calibrate learns "
+                             "this test's spread).";
+      } else if (alone && alone->verdict == Verdict::pass) {
+        judged.explanation = "not reproducible: " + first_line + " But the test run alone measured " + measured +
+                             ", as it did alone when the baseline was recorded: the difference comes from what "
+                             "earlier tests left behind or from timing, not from a change in this test.";
+      } else {
+        continue;
+      }
       judged.verdict = Verdict::pass;
-      judged.explanation = "not reproducible: " + first_line + " But a fresh run of the test measured allocations " +
-                           std::to_string(again->allocations) + ", allocated_bytes " +
-                           std::to_string(again->allocated_bytes) + ", peak_bytes " +
-                           std::to_string(again->peak_bytes) +
-                           ", within the baseline: timing noise, not a change (heapgate run --calibrate learns this "
-                           "test's spread).";
       break;
     }
   }

@@ -222,6 +222,18 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   return c;
 }
 
+std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntry& baseline, Mode mode) {
+  if (!baseline.alone) return std::nullopt;
+  BaselineEntry alone = baseline;
+  alone.metrics = baseline.alone->low;
+  alone.noise = std::nullopt;
+  for (MetricName m : kMetricNames) {
+    if (spread(*baseline.alone, m) > 0) alone.noise = baseline.alone;
+  }
+  alone.alone = std::nullopt;
+  return compare_to_baseline(fresh, &alone, Tolerances::for_mode(mode), mode);
+}
+
 std::string explain_leak(const Metrics& metrics, std::string_view where) {
   if (!any_live(metrics)) return {};
   if (metrics.live_allocations == 0) return "leaked " + std::to_string(metrics.live_bytes) + " bytes still live " + std::string(where);
@@ -640,6 +652,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.other_threads = t.other_threads;
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
+    if (t.alone) e.alone = NoiseBand{1, *t.alone, *t.alone};
     out[t.name] = std::move(e);
   }
   return out;
@@ -685,6 +698,19 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
     for (const BaselineEntry* e : seen) {
       entry.other_threads.allocations = std::max(entry.other_threads.allocations, e->other_threads.allocations);
       entry.other_threads.bytes = std::max(entry.other_threads.bytes, e->other_threads.bytes);
+    }
+    entry.alone = std::nullopt;
+    for (const BaselineEntry* e : seen) {
+      if (!e->alone) continue;
+      if (!entry.alone) {
+        entry.alone = e->alone;
+        continue;
+      }
+      entry.alone->runs += e->alone->runs;
+      for (MetricName m : kMetricNames) {
+        get(entry.alone->low, m) = std::min(get(entry.alone->low, m), get(e->alone->low, m));
+        get(entry.alone->high, m) = std::max(get(entry.alone->high, m), get(e->alone->high, m));
+      }
     }
     for (const BaselineEntry* e : seen) {
       if (entry.call_sites.empty()) {

@@ -37,7 +37,7 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.growth == b.growth && a.call_sites == b.call_sites &&
          a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads;
+         a.other_threads == b.other_threads && a.alone == b.alone;
 }
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
 

@@ -156,6 +156,7 @@ json record_to_json(const TestRecord& t) {
   if (!t.call_sites.empty()) out["call_sites"] = call_sites_to_json(t.call_sites);
   if (t.call_sites_complete) out["call_sites_complete"] = true;
   if (!t.other_threads.empty()) out["other_threads"] = thread_share_to_json(t.other_threads);
+  if (t.alone) out["alone"] = metrics_to_json(*t.alone);
   if (!t.baseline_call_sites.empty()) out["baseline_call_sites"] = call_sites_to_json(t.baseline_call_sites);
   if (!t.growth.empty()) {
     out["growth"] = json{{"live_allocations", t.growth.live_allocations}, {"live_bytes", t.growth.live_bytes}};
@@ -211,7 +212,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
-              {"baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
+              {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
                "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks", "standard_errors", "suite", "test",
                "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
@@ -287,6 +288,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (const json* f = r.member(v, p, "other_threads", false)) {
     t.other_threads = read_thread_share(r, *f, pointer_append(p, "other_threads"));
   }
+  if (const json* f = r.member(v, p, "alone", false)) t.alone = r.metrics(*f, pointer_append(p, "alone"));
   if (const json* f = r.member(v, p, "call_sites_complete", false)) {
     t.call_sites_complete = r.boolean(*f, pointer_append(p, "call_sites_complete"));
   }

@@ -102,6 +102,16 @@ struct BaselineEntry {
   /// scheduling_allowance() besides its tolerance. A single-threaded test has
   /// none and stays exact.
   ThreadShare other_threads = {};
+  /// The test's metrics run alone, in a fresh process of its own (JSON
+  /// "alone": {"runs": N, "low": {metrics}, "high": {metrics}}, absent when
+  /// not measured; `--heapgate_measure_alone`, which `heapgate run
+  /// --calibrate` sets for its first run). In the suite a test also carries
+  /// the state earlier tests left behind (a shared queue's free slots, a
+  /// compaction still running), and that state can move with timing; alone
+  /// it cannot. A regression whose fresh run alone measures as recorded here
+  /// is that carried state, not a change (gate_test()). Moved with
+  /// `metrics` when one new run is accepted.
+  std::optional<NoiseBand> alone = std::nullopt;
 };
 
 /// Field-by-field equality.

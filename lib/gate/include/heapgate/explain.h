@@ -65,6 +65,10 @@ struct ExplainOptions {
   /// Fresh runs that may clear a regression (--heapgate_confirm_runs): a
   /// regression stands only when every one of them regresses too. 0: none.
   int confirm_runs = 2;
+  /// Measure every test alone too (--heapgate_measure_alone): one fresh
+  /// process per test (`explainer.remeasure()`), kept as TestRecord::alone so
+  /// a recorded baseline knows how the test measures alone.
+  bool measure_alone = false;
 };
 
 /// Gates one measured test:
@@ -75,8 +79,10 @@ struct ExplainOptions {
 ///    leave the judged metrics (and so the baseline);
 /// 2. judges (judge()); a `regressed` test is measured again in up to
 ///    `confirm_runs` fresh processes (`explainer.remeasure()`), and when one
-///    of them is within the baseline the regression is not reproducible —
-///    timing noise, not a change — and the test passes with a note;
+///    of them is within the baseline, or measures as the baseline's `alone`
+///    band (compare_alone()), the regression is not reproducible — timing
+///    noise or state earlier tests left, not a change — and the test passes
+///    with a note; the first fresh run is kept as the record's `alone`;
 /// 3. for a failure attaches the explaining stacks (the growing sites for a
 ///    leak, else `explainer.explain()`'s) and their profiles.
 /// Fills the record's metrics (less suppressed blocks), growth, verdict,

@@ -178,6 +178,12 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
                                std::optional<Mode> current_mode = std::nullopt,
                                const std::optional<Metrics>& current_errors = std::nullopt);
 
+/// Compares a fresh run of the test alone with the entry's `alone` band (null
+/// when it has none): the same rules as compare_to_baseline(), with the band's
+/// low values as the reference and its spread, if any, as noise. A pass means
+/// the test alone measures as it did when the baseline was recorded. Pure.
+std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntry& baseline, Mode mode);
+
 /// How far a sampled estimate may move from a sampled baseline by chance:
 /// kSamplingConfidenceZ standard errors of the difference of two independent
 /// estimates, ceil(z * sqrt(baseline_error^2 + current_error^2)), in the
@@ -294,7 +300,8 @@ BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::s
 /// one for an even count) and, when the runs disagree, `noise` holds their
 /// lowest and highest values; call sites and top stacks come from the first
 /// run that has them; setup_residue when a run judged its live blocks one-time
-/// setup and no run left live blocks judged otherwise. A test
+/// setup and no run left live blocks judged otherwise; `alone` spans the
+/// runs that measured the test alone. A test
 /// missing from a run, or failing its own assertions in one, is left out.
 /// With one run, the same as baseline_entries(). Pure.
 std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report>& runs);

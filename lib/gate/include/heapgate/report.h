@@ -95,6 +95,11 @@ struct TestRecord {
   /// {"allocations": N, "bytes": B}, absent when none): accepting the record
   /// stores it, and the gate then allows for scheduling (scheduling_allowance()).
   ThreadShare other_threads = {};
+  /// The test's metrics from a fresh process of its own (JSON "alone",
+  /// absent when not measured): with `--heapgate_measure_alone` for every
+  /// test, else from the first confirmation run of a regression. Accepting
+  /// the record stores it (BaselineEntry::alone).
+  std::optional<Metrics> alone;
   /// The baseline's metrics, when the baseline has an entry for the test.
   std::optional<Metrics> baseline;
   /// Per-metric comparison with the baseline (Comparison::deltas).
