@@ -3,6 +3,8 @@
 // The parser and writer on dumps this process makes itself: exact mode,
 // several named threads, a MAPPED_LIBRARIES section from the live process.
 #include <algorithm>
+#include <stdlib.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -85,7 +87,11 @@ Dump make_dump(const std::string& path) {
   temp.reserve(kFreedBlocks);
   Dump dump;
   {
+    // jemalloc's own dump, with its per-thread lines and thread names (the
+    // hooks' recording writes neither).
+    ::setenv("HEAPGATE_EXACT_STACKS", "jemalloc", 1);
     ProfileScope scope{"roundtrip", {Mode::exact, path}};
+    ::unsetenv("HEAPGATE_EXACT_STACKS");
     workers.run();
     testing::allocate_blocks(keep, kMainBlocks, kMainBlock);
     testing::allocate_blocks(temp, kFreedBlocks, kFreedBlock);

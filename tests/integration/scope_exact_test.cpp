@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // `exact` mode against `counters` mode: the dump's numbers must equal the hooks'.
+#include <stdlib.h>
+
 #include <string>
 #include <vector>
 
@@ -108,7 +110,7 @@ TEST(ExactMode, DumpsWhereToldAndReportsTheDumpError) {
   ProfileScope scope{"nowhere", ScopeOptions{Mode::exact, dir + "/no/such/dir/x.heap"}};
   auto r = scope.finish();
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message().find("prof.dump"), std::string::npos) << r.error().message();
+  EXPECT_NE(r.error().message().find(dir + "/no/such/dir/x.heap"), std::string::npos) << r.error().message();
   // Profiling was released despite the failure: the next scope profiles again.
   ProfileScope next{"next", ScopeOptions{Mode::exact}};
   EXPECT_EQ(next.mode(), Mode::exact);
@@ -119,9 +121,15 @@ TEST(ExactMode, RestoresProfilingStateAfterwards) {
   HEAPGATE_REQUIRE_PROFILING();
   auto lg_before = jemalloc::prof_lg_sample();
   ASSERT_TRUE(lg_before);
+  // Through jemalloc's profiler: on for the scope, off after it.
+  ::setenv("HEAPGATE_EXACT_STACKS", "jemalloc", 1);
   { ProfileScope scope{"x", ScopeOptions{Mode::exact}}; EXPECT_TRUE(*jemalloc::prof_active()); }
+  ::unsetenv("HEAPGATE_EXACT_STACKS");
   EXPECT_FALSE(*jemalloc::prof_active());
   EXPECT_EQ(*jemalloc::prof_lg_sample(), *lg_before);
+  // Through the hooks (the default): jemalloc's profiler is never switched on.
+  { ProfileScope scope{"y", ScopeOptions{Mode::exact}}; EXPECT_EQ(scope.mode(), Mode::exact); }
+  EXPECT_FALSE(*jemalloc::prof_active());
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// libunwind behind jemalloc's prof_backtrace hook must record the same stacks
-// as jemalloc's own unwinder: a baseline recorded with one is compared with
-// profiles taken with the other (HEAPGATE_UNWINDER=jemalloc, or a machine
+// Every way `exact` records stacks must give the same normalized stacks: the
+// hooks' own recording (the default), and jemalloc's profiler with libunwind
+// behind its prof_backtrace hook or with its own unwinder. A baseline recorded
+// with one is compared with profiles taken with another
+// (HEAPGATE_EXACT_STACKS=jemalloc, HEAPGATE_UNWINDER=jemalloc, or a machine
 // without libunwind.so.8).
 #include <dlfcn.h>
+#include <stdlib.h>
 
 #include <map>
 #include <memory>
@@ -14,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "heapgate/allocator.h"
 #include "heapgate/diff.h"
 #include "heapgate/folded.h"
 #include "heapgate/normalize.h"
@@ -90,12 +94,19 @@ __attribute__((noinline)) void workload() {
   }
 }
 
-std::string folded_stacks_with(Unwinder unwinder) {
-  EXPECT_TRUE(detail::use_unwinder(unwinder)) << describe(unwinder);
+// HEAPGATE_EXACT_STACKS=jemalloc while it lives: `exact` scopes use jemalloc's profiler.
+class JemallocProfilerStacks {
+ public:
+  JemallocProfilerStacks() { ::setenv("HEAPGATE_EXACT_STACKS", "jemalloc", 1); }
+  ~JemallocProfilerStacks() { ::unsetenv("HEAPGATE_EXACT_STACKS"); }
+  JemallocProfilerStacks(const JemallocProfilerStacks&) = delete;
+  JemallocProfilerStacks& operator=(const JemallocProfilerStacks&) = delete;
+};
+
+std::string folded_stacks_of_scope() {
   std::string path;
   {
     ProfileScope scope{"unwinder", ScopeOptions{Mode::exact}};
-    EXPECT_EQ(active_unwinder(), unwinder) << "a scope must not switch an explicitly chosen unwinder";
     workload();
     auto result = scope.finish();
     EXPECT_TRUE(result) << (result ? "" : result.error().message());
@@ -111,21 +122,60 @@ std::string folded_stacks_with(Unwinder unwinder) {
          render_folded(normalized, Metric::live_bytes);
 }
 
-TEST(Unwinder, ExactScopesUseLibunwind) {
+// Who records the stacks of an `exact` scope.
+enum class StackSource { jemalloc_default, jemalloc_libunwind, hooks };
+
+// One function for all three, so the stacks compared share every frame above it.
+std::string folded_stacks(StackSource source) {
+  if (source == StackSource::hooks) return folded_stacks_of_scope();
+  JemallocProfilerStacks jemalloc;
+  const Unwinder unwinder = source == StackSource::jemalloc_default ? Unwinder::jemalloc_default : Unwinder::libunwind;
+  EXPECT_TRUE(detail::use_unwinder(unwinder)) << describe(unwinder);
+  std::string folded = folded_stacks_of_scope();
+  EXPECT_EQ(active_unwinder(), unwinder) << "a scope must not switch an explicitly chosen unwinder";
+  return folded;
+}
+
+TEST(Unwinder, ExactScopesThroughJemallocUseLibunwind) {
   REQUIRE_LIBUNWIND();
+  JemallocProfilerStacks jemalloc;
   { ProfileScope scope{"first", ScopeOptions{Mode::exact}}; }
   EXPECT_EQ(active_unwinder(), Unwinder::libunwind) << describe(active_unwinder());
+}
+
+// The default `exact` leaves jemalloc's profiler off: no sampled block moves
+// to a page-sized class, and the profile still names every allocation.
+TEST(Unwinder, ExactScopesRecordStacksWithoutJemallocsProfiler) {
+  REQUIRE_LIBUNWIND();
+  std::vector<void*> blocks;
+  blocks.reserve(10);
+  ProfileScope scope{"hooks", ScopeOptions{Mode::exact}};
+  EXPECT_FALSE(*jemalloc::prof_active());
+  allocate_blocks(blocks, 10, 48);
+  auto result = scope.finish();
+  free_blocks(blocks);
+  ASSERT_TRUE(result) << result.error().message();
+  EXPECT_EQ(result->allocations, 10u);
+  EXPECT_EQ(result->live_allocations, 10u);
+  auto profile = read_profile(result->profile_path);
+  ASSERT_TRUE(profile) << profile.error().message();
+  EXPECT_EQ(profile->sample_period, 1u);
+  EXPECT_EQ(profile->totals.accum_objects, 10u);
+  EXPECT_EQ(profile->totals.live_bytes, 480u);
+  EXPECT_FALSE(profile->mappings.empty());
 }
 
 TEST(Unwinder, SameNormalizedStacksAsJemallocsOwn) {
   REQUIRE_LIBUNWIND();
   { ProfileScope warm_up{"warm-up", ScopeOptions{Mode::exact}}; workload(); }  // lazily initialised statics
-  const std::string with_default = folded_stacks_with(Unwinder::jemalloc_default);
-  const std::string with_libunwind = folded_stacks_with(Unwinder::libunwind);
+  const std::string with_default = folded_stacks(StackSource::jemalloc_default);
+  const std::string with_libunwind = folded_stacks(StackSource::jemalloc_libunwind);
+  const std::string with_hooks = folded_stacks(StackSource::hooks);
   ASSERT_FALSE(with_default.empty());
   EXPECT_NE(with_default.find("leaf_strings"), std::string::npos) << with_default;
   EXPECT_NE(with_default.find("recurse("), std::string::npos) << with_default;
   EXPECT_EQ(with_libunwind, with_default);
+  EXPECT_EQ(with_hooks, with_default);
 }
 
 TEST(Unwinder, SwitchesBackToJemallocsDefault) {

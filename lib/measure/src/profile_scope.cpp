@@ -5,9 +5,12 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <mutex>
 
 #include "alloc_hooks.h"
+#include "stack_capture.h"
 #include "heapgate/unwinder.h"
 #include "heapgate/integration.h"
 #include "heapgate/profile.h"
@@ -51,6 +54,14 @@ Result<std::string> default_dump_path(const std::string& scope_name) {
   return dir + "/" + sanitize_for_file_name(scope_name) + "." + std::to_string(sequence++) + ".heap";
 }
 
+// HEAPGATE_EXACT_STACKS=jemalloc: `exact` through jemalloc's profiler, as
+// before the hooks recorded stacks (to compare the two, or where libunwind
+// misbehaves).
+bool exact_stacks_from_jemalloc() {
+  const char* env = std::getenv("HEAPGATE_EXACT_STACKS");
+  return env != nullptr && std::string_view(env) == "jemalloc";
+}
+
 std::uint64_t round_count(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
 
 }  // namespace
@@ -92,6 +103,13 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       owns_profiling_ = g_profiling_owned.compare_exchange_strong(expected, true);
       if (!owns_profiling_) {
         mode_ = Mode::counters;
+      } else if (requested == Mode::exact && hooks && !exact_stacks_from_jemalloc() &&
+                 detail::libunwind_backtrace() != nullptr) {
+        // jemalloc's profiler moves every sampled block into a page-sized
+        // size class of its own (~60x the time, GBs for a big test); the hooks
+        // see every allocation anyway, so they record its stack themselves
+        // (docs/performance.md).
+        captures_stacks_ = true;
       } else {
         // Before the first sample: jemalloc's own unwinder costs ~3 µs per
         // allocation, libunwind's ~0.5 µs (docs/performance.md).
@@ -140,7 +158,12 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
     }
     start_time_ = std::chrono::steady_clock::now();
     // Last: from here on every allocation is sampled, and heapgate makes none.
-    if (owns_profiling_) {
+    if (captures_stacks_) {
+      if (!detail::begin_stack_capture()) {
+        start_error_ = make_error(ErrorCode::unavailable, name_, "libunwind could not be loaded to record call stacks",
+                                  "install libunwind8, or set HEAPGATE_UNWINDER=jemalloc");
+      }
+    } else if (owns_profiling_) {
       if (auto activated = jemalloc::set_prof_active(true); !activated) start_error_ = activated.error();
     }
   } catch (...) {
@@ -170,7 +193,11 @@ ProfileScope::Live ProfileScope::live() const noexcept {
 Result<ScopeResult> ProfileScope::finish() noexcept {
   detail::HookSuppressor suppress;
   // First: stop sampling, so nothing heapgate does below lands in the profile.
-  if (owns_profiling_) (void)jemalloc::set_prof_active(false);
+  if (captures_stacks_) {
+    detail::end_stack_capture();
+  } else if (owns_profiling_) {
+    (void)jemalloc::set_prof_active(false);
+  }
   auto end_time = std::chrono::steady_clock::now();
   detail::HookTotals totals;
   detail::WindowResult window;
@@ -191,7 +218,12 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
     }
     finished_ = true;
     auto release = [this] {
-      if (owns_profiling_) {
+      if (captures_stacks_) {
+        detail::clear_stack_capture();
+        captures_stacks_ = false;
+        g_profiling_owned.store(false);
+        owns_profiling_ = false;
+      } else if (owns_profiling_) {
         // Frees jemalloc's per-stack records of this scope.
         (void)jemalloc::prof_reset();
         g_profiling_owned.store(false);
@@ -239,7 +271,8 @@ Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
     if (!made) return fail(made.error());
     path = *made;
   }
-  if (auto dumped = jemalloc::prof_dump(path); !dumped) return fail(dumped.error());
+  auto dumped = captures_stacks_ ? detail::write_captured_profile(path) : jemalloc::prof_dump(path);
+  if (!dumped) return fail(dumped.error());
   auto profile = read_profile(path);
   if (!profile) return fail(profile.error());
   result.profile_path = path;

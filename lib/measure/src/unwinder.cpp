@@ -17,7 +17,7 @@ namespace {
 
 // jemalloc's prof_backtrace_hook_t: fill vec[0..*len) with return addresses, at most max_len.
 using ProfBacktraceHook = void (*)(void** vec, unsigned* len, unsigned max_len);
-using UnwBacktraceFn = int (*)(void** buffer, int size);
+using UnwBacktraceFn = detail::BacktraceFn;
 using UnwSetCachingPolicyFn = int (*)(void* address_space, int policy);
 constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD in <libunwind-common.h>
 // libunwind prefixes its local-unwinding symbols with the architecture.
@@ -135,6 +135,13 @@ Unwinder install_fast_unwinder() noexcept {
 bool use_unwinder(Unwinder unwinder) noexcept {
   std::lock_guard<std::mutex> lock(g_mutex);
   return use_locked(unwinder);
+}
+
+BacktraceFn libunwind_backtrace() noexcept {
+  const char* env = std::getenv("HEAPGATE_UNWINDER");
+  if (env != nullptr && std::string_view(env) == "jemalloc") return nullptr;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return load_libunwind() ? g_unw_backtrace : nullptr;
 }
 
 }  // namespace detail

@@ -140,6 +140,8 @@ class ProfileScope {
   std::optional<Error> start_error_;
   bool finished_ = false;
   bool owns_profiling_ = false;
+  // `exact` through the hooks' own stack recording instead of jemalloc's profiler.
+  bool captures_stacks_ = false;
   int window_ = -1;
   std::uint64_t start_allocations_ = 0;
   std::uint64_t start_deallocations_ = 0;

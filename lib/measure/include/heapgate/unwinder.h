@@ -32,5 +32,11 @@ Unwinder install_fast_unwinder() noexcept;
 /// when the requested one is unavailable. Call only while no thread samples.
 bool use_unwinder(Unwinder unwinder) noexcept;
 
+/// libunwind's `unw_backtrace` (per-thread caching on), loaded once; null when
+/// libunwind.so.8 is not installed or HEAPGATE_UNWINDER=jemalloc. Fills
+/// `frames` with return addresses, innermost first, and returns how many.
+using BacktraceFn = int (*)(void** frames, int size);
+BacktraceFn libunwind_backtrace() noexcept;
+
 }  // namespace detail
 }  // namespace heapgate

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// `exact` mode's call stacks, recorded by the allocation hooks themselves
+// rather than by jemalloc's profiler (docs/performance.md, "exact mode
+// without jemalloc's profiler").
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "heapgate/error.h"
+
+namespace heapgate::detail {
+
+/// Recording: every allocation the hooks see gets its call stack.
+extern std::atomic<bool> g_capturing;
+
+/// Starts recording into an empty table. False, and nothing recorded, when
+/// libunwind is not installed (or HEAPGATE_UNWINDER=jemalloc): the caller
+/// then uses jemalloc's profiler. One recording at a time (the caller owns
+/// profiling, see detail::try_own_profiling).
+bool begin_stack_capture() noexcept;
+/// Stops recording; what was recorded stays for write_captured_profile().
+void end_stack_capture() noexcept;
+/// Writes what was recorded as a jemalloc `heap_v2` profile with sample
+/// period 1 (every allocation), the format `prof.dump` writes in `exact`:
+/// per call stack the blocks still live and all allocated, and the process's
+/// mappings, so jeprof and heapgate read it as they read jemalloc's.
+Result<void> write_captured_profile(const std::string& path);
+/// Forgets what was recorded.
+void clear_stack_capture() noexcept;
+
+/// From the hooks, while g_capturing: a block of `usize` usable bytes at
+/// `ptr`; `hook_return` is the hook's return address (inside jemalloc), where
+/// the kept stack starts, as jemalloc's own stacks start inside jemalloc.
+void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept;
+/// From the hooks: a block freed; counts only if it was recorded.
+void capture_dalloc(void* ptr) noexcept;
+
+}  // namespace heapgate::detail
