@@ -453,6 +453,19 @@ TEST(GateTest, AloneBandIsCalibratedAndMovesOnAccept) {
   EXPECT_EQ(compare_alone(metrics(15), e, Mode::counters)->verdict, Verdict::pass);
   EXPECT_FALSE(compare_alone(metrics(15), entry(10), Mode::counters).has_value());
 
+  // A deterministic test alone stays exact; one that varied in the suite may
+  // move alone by the noise floor too (LevelDB's Harness.SimpleEmptyKey: 2069
+  // alone when recorded, 1997 in a fresh run), not beyond it.
+  BaselineEntry steady = entry(1864);
+  steady.alone = NoiseBand{1, metrics(2069), metrics(2069)};
+  EXPECT_EQ(compare_alone(metrics(2069), steady, Mode::counters)->verdict, Verdict::pass);
+  EXPECT_NE(compare_alone(metrics(2070), steady, Mode::counters)->verdict, Verdict::pass);
+  BaselineEntry noisy = steady;
+  noisy.noise = NoiseBand{3, metrics(1846), metrics(1864)};
+  EXPECT_EQ(compare_alone(metrics(1997), noisy, Mode::counters)->verdict, Verdict::pass);
+  EXPECT_EQ(compare_alone(metrics(2069 + 200), noisy, Mode::counters)->verdict, Verdict::pass);
+  EXPECT_EQ(compare_alone(metrics(2069 + 250), noisy, Mode::counters)->verdict, Verdict::regressed);
+
   Baseline baseline;
   baseline.tests = entries;
   update_entries(baseline, baseline_entries(run_with(13, std::nullopt)));  // an intended +3

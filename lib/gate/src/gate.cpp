@@ -231,6 +231,16 @@ std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntr
     if (spread(*baseline.alone, m) > 0) alone.noise = baseline.alone;
   }
   alone.alone = std::nullopt;
+  if (baseline.noise) {
+    // A test shown to vary in the suite varies alone too, and one run alone
+    // (what calibration measures) cannot show by how much: each metric that
+    // varied gets the in-suite band's floor, kNoisyMinimumWidening of the value.
+    Tolerances widened = baseline.tolerance ? *baseline.tolerance : Tolerances::for_mode(mode);
+    for (MetricName m : kMetricNames) {
+      if (spread(*baseline.noise, m) > 0) widened[m].relative = std::max(widened[m].relative, kNoisyMinimumWidening);
+    }
+    alone.tolerance = widened;
+  }
   return compare_to_baseline(fresh, &alone, Tolerances::for_mode(mode), mode);
 }
 

@@ -180,8 +180,10 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
 
 /// Compares a fresh run of the test alone with the entry's `alone` band (null
 /// when it has none): the same rules as compare_to_baseline(), with the band's
-/// low values as the reference and its spread, if any, as noise. A pass means
-/// the test alone measures as it did when the baseline was recorded. Pure.
+/// low values as the reference and its spread, if any, as noise; a metric
+/// that varied in the suite (the entry's `noise`) may also move by
+/// kNoisyMinimumWidening of its value alone. A pass means the test alone
+/// measures as it did when the baseline was recorded. Pure.
 std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntry& baseline, Mode mode);
 
 /// How far a sampled estimate may move from a sampled baseline by chance:
