@@ -18,7 +18,7 @@
 #include "heapgate/profile_scope.h"
 #include "heapgate/symbolizer.h"
 
-HEAPGATE_ENABLE_EXACT_MODE();  // jemalloc starts ready for exact scopes
+HEAPGATE_ENABLE_EXACT_MODE();  // exact scopes even without libunwind8
 
 namespace {
 

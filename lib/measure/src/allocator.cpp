@@ -2,6 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/allocator.h"
 
+#include "heapgate/unwinder.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "heapgate/sys.h"
+#include "heapgate/unwinder.h"
 
 namespace heapgate {
 namespace {
@@ -114,6 +117,13 @@ AllocatorStatus detect() {
     // jemalloc >= 5.3 writes distorted counts unless prof_unbias:false (docs/platform-facts.md §7).
     s.why_not_exact = "jemalloc profiling runs without prof_unbias:false, so dumped counts are not exact";
   }
+  // The hooks record exact's stacks themselves (docs/design.md §4): jemalloc's
+  // profiler settings do not matter then.
+  const char* stacks_env = std::getenv("HEAPGATE_EXACT_STACKS");
+  const bool stacks_from_jemalloc = stacks_env != nullptr && std::string_view(stacks_env) == "jemalloc";
+  s.exact_through_hooks = s.hooks_available && s.why_not_counters.empty() && !stacks_from_jemalloc &&
+                          detail::libunwind_backtrace() != nullptr;
+  if (s.exact_through_hooks) s.why_not_exact.clear();
   return s;
 }
 

@@ -103,8 +103,7 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       owns_profiling_ = g_profiling_owned.compare_exchange_strong(expected, true);
       if (!owns_profiling_) {
         mode_ = Mode::counters;
-      } else if (requested == Mode::exact && hooks && !exact_stacks_from_jemalloc() &&
-                 detail::libunwind_backtrace() != nullptr) {
+      } else if (requested == Mode::exact && hooks && status.exact_through_hooks && !exact_stacks_from_jemalloc()) {
         // jemalloc's profiler moves every sampled block into a page-sized
         // size class of its own (~60x the time, GBs for a big test); the hooks
         // see every allocation anyway, so they record its stack themselves

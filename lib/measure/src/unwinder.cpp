@@ -32,6 +32,8 @@ constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD in <libunwind-com
 UnwBacktraceFn g_unw_backtrace = nullptr;
 ProfBacktraceHook g_jemalloc_default = nullptr;
 Unwinder g_current = Unwinder::jemalloc_default;
+// use_unwinder() was called: the automatic switch to libunwind no longer applies.
+bool g_chosen = false;
 std::mutex g_mutex;
 
 void* dlsym_or_null(void* handle, const char* name) noexcept {
@@ -126,7 +128,7 @@ Unwinder install_fast_unwinder() noexcept {
     const char* env = std::getenv("HEAPGATE_UNWINDER");
     if (env != nullptr && std::string_view(env) == "jemalloc") return;
     std::lock_guard<std::mutex> lock(g_mutex);
-    (void)use_locked(Unwinder::libunwind);
+    if (!g_chosen) (void)use_locked(Unwinder::libunwind);
   });
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_current;
@@ -134,6 +136,7 @@ Unwinder install_fast_unwinder() noexcept {
 
 bool use_unwinder(Unwinder unwinder) noexcept {
   std::lock_guard<std::mutex> lock(g_mutex);
+  g_chosen = true;
   return use_locked(unwinder);
 }
 

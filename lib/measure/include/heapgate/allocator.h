@@ -27,9 +27,10 @@ std::string_view to_string(Mode mode) noexcept;
 /// Parses a mode name; the error names the value and lists the valid ones.
 Result<Mode> parse_mode(std::string_view text);
 
-/// The MALLOC_CONF string that makes `exact` mode possible: profiling compiled
-/// in and enabled, inactive until a scope starts it, every allocation sampled,
-/// cumulative counts kept, raw (not unbiased) counts written.
+/// The MALLOC_CONF string that makes `exact` mode possible through jemalloc's
+/// profiler (needed only without AllocatorStatus::exact_through_hooks):
+/// profiling compiled in and enabled, inactive until a scope starts it, every
+/// allocation sampled, cumulative counts kept, raw (not unbiased) counts written.
 inline constexpr const char* kExactMallocConf =
     "prof:true,prof_active:false,lg_prof_sample:0,prof_accum:true,prof_unbias:false";
 /// The MALLOC_CONF string for `sampled` mode (jemalloc's default 512 KiB period).
@@ -58,6 +59,12 @@ struct AllocatorStatus {
   /// Profiling was started active at process start (MALLOC_CONF prof_active:true):
   /// heapgate refuses profiling scopes, as Mesos does, to avoid interfering.
   bool profiling_started_externally = false;
+  /// `exact` records its stacks in heapgate's hooks (libunwind.so.8 loads, the
+  /// hooks are available, and neither HEAPGATE_EXACT_STACKS=jemalloc nor
+  /// HEAPGATE_UNWINDER=jemalloc is set): it then needs nothing from jemalloc's
+  /// profiler, so any process where `counters` works can use it, whatever its
+  /// MALLOC_CONF. Otherwise `exact` is jemalloc's profiler and needs kExactMallocConf.
+  bool exact_through_hooks = false;
   /// Why a mode is not usable; empty when it is. One per mode that needs something.
   std::string why_not_counters;
   std::string why_not_exact;

@@ -30,6 +30,7 @@ Unwinder install_fast_unwinder() noexcept;
 
 /// Switches the unwinder (tests compare the stacks of both); returns false
 /// when the requested one is unavailable. Call only while no thread samples.
+/// An explicit choice stands: install_fast_unwinder() no longer switches.
 bool use_unwinder(Unwinder unwinder) noexcept;
 
 /// libunwind's `unw_backtrace` (per-thread caching on), loaded once; null when
