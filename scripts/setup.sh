@@ -15,7 +15,7 @@ packages=(
   libpugixml-dev                 # JUnit reports
   libcpp-httplib-dev             # embedded /memory-profiler endpoints
   libdw-dev libelf-dev           # symbolization (elfutils)
-  libunwind8                     # exact mode's fast unwinder (dlopened at run time; optional)
+  libunwind8                     # exact mode records stacks with it (dlopened at run time; optional)
   libcli11-dev                   # runner command line
   libexpected-dev                # heapgate::Result (tl::expected)
   graphviz                       # dot, for jeprof --svg
