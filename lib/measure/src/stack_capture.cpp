@@ -93,7 +93,8 @@ std::atomic<bool> g_lock{false};
 MappedArray<void*> g_frames;
 MappedArray<StackRecord> g_stacks;
 MappedArray<std::uint32_t> g_index;  // open addressing over g_stacks: id + 1, 0 = empty
-BacktraceFn g_backtrace = nullptr;
+// Set before g_capturing turns on; always the same function once set.
+std::atomic<BacktraceFn> g_backtrace{nullptr};
 
 struct Locked {
   Locked() noexcept {
@@ -163,8 +164,9 @@ void clear_locked() noexcept {
 }  // namespace
 
 bool begin_stack_capture() noexcept {
-  g_backtrace = libunwind_backtrace();
-  if (g_backtrace == nullptr) return false;
+  const BacktraceFn backtrace = libunwind_backtrace();
+  if (backtrace == nullptr) return false;
+  g_backtrace.store(backtrace, std::memory_order_relaxed);
   {
     Locked lock;
     clear_locked();
@@ -187,7 +189,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept {
     // libunwind allocates a little on a thread's first unwind (its per-thread
     // cache); jemalloc calls the hooks for it again: heapgate's cost, not the test's.
     HookSuppressor suppress;
-    got = g_backtrace(frames, kMaxFrames + kOwnFramesSearched);
+    got = g_backtrace.load(std::memory_order_relaxed)(frames, kMaxFrames + kOwnFramesSearched);
   }
   int first = 0;
   for (int i = 0; i < got && i < kOwnFramesSearched; ++i) {
