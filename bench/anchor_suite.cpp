@@ -10,7 +10,6 @@
 
 TEST(Anchor, MapOfStrings) {
   auto entries = heapgate::bench::anchor_entries();
-  ASSERT_TRUE(entries) << "heapgate: anchor_suite: HEAPGATE_ANCHOR_ENTRIES: expected a whole number from 1 to "
-                          "100000000; fix: unset it or write e.g. 500000";
+  ASSERT_TRUE(entries) << "heapgate: anchor_suite: " << heapgate::bench::kAnchorEntriesError;
   heapgate::bench::map_of_strings(*entries);
 }

@@ -12,9 +12,7 @@
 int main() {
   auto entries = heapgate::bench::anchor_entries();
   if (!entries) {
-    std::fprintf(stderr,
-                 "heapgate: anchor_workload: HEAPGATE_ANCHOR_ENTRIES: expected a whole number from 1 to "
-                 "100000000; fix: unset it or write e.g. 500000\n");
+    std::fprintf(stderr, "heapgate: anchor_workload: %s\n", heapgate::bench::kAnchorEntriesError);
     return 2;
   }
   heapgate::bench::map_of_strings(*entries);

@@ -34,6 +34,9 @@ inline void map_of_strings(int entries) {
 /// kAnchorEntries; nothing when the variable is not a whole number in
 /// [1, 100000000] (the caller reports it; bad input never crashes a bench).
 inline constexpr int kAnchorEntries = 500000;
+/// What a bad HEAPGATE_ANCHOR_ENTRIES is told, after the program's name.
+inline constexpr const char* kAnchorEntriesError =
+    "HEAPGATE_ANCHOR_ENTRIES: expected a whole number from 1 to 100000000; fix: unset it or write e.g. 500000";
 inline std::optional<int> anchor_entries() {
   const char* text = std::getenv("HEAPGATE_ANCHOR_ENTRIES");
   if (text == nullptr || *text == '\0') return kAnchorEntries;

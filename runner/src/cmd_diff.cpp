@@ -12,6 +12,7 @@
 #include "heapgate/diff.h"
 #include "heapgate/diff_files.h"
 #include "heapgate/folded.h"
+#include "heapgate/flags.h"
 #include "heapgate/flamegraph.h"
 #include "heapgate/jeprof.h"
 #include "heapgate/normalize.h"
@@ -118,9 +119,9 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   diff->add_option("--max-stacks", options->max_stacks, "Stacks shown in text output")
       ->check(CLI::Validator(
           [](std::string& value) {
-            const bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-            return digits && value.size() <= 9 ? std::string()
-                                               : "a number of stacks from 0 to 999999999, got " + value;
+            return heapgate::detail::parse_flag_count("--max-stacks", value)
+                       ? std::string()
+                       : "a number of stacks from 0 to 999999999, got " + value;
           },
           "COUNT"))
       ->capture_default_str();

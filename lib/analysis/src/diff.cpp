@@ -19,9 +19,6 @@ ScaledCounts minus(const ScaledCounts& a, const ScaledCounts& b) {
                       a.accum_bytes - b.accum_bytes};
 }
 
-bool is_zero(const ScaledCounts& c) {
-  return c.live_objects == 0 && c.live_bytes == 0 && c.accum_objects == 0 && c.accum_bytes == 0;
-}
 
 using Frames = std::vector<FrameName>;
 
@@ -76,6 +73,11 @@ void append_change(std::string& out, const char* unit, double base, double curre
 
 }  // namespace
 
+bool counts_unchanged(const ScaledCounts& base, const ScaledCounts& current) noexcept {
+  const ScaledCounts d = minus(current, base);
+  return d.live_objects == 0 && d.live_bytes == 0 && d.accum_objects == 0 && d.accum_bytes == 0;
+}
+
 std::string_view to_string(Metric metric) noexcept { return kMetricNames[static_cast<std::size_t>(metric)]; }
 
 Result<Metric> parse_metric(std::string_view text) {
@@ -111,12 +113,11 @@ ProfileDiff diff_profiles(const NormalizedProfile& base, const NormalizedProfile
   std::size_t i = 0;
   std::size_t j = 0;
   auto emit = [&](const Frames& frames, const ScaledCounts& before, const ScaledCounts& after) {
-    ScaledCounts delta = minus(after, before);
-    if (is_zero(delta)) {
+    if (counts_unchanged(before, after)) {
       ++diff.unchanged_stacks;
       return;
     }
-    diff.entries.push_back(StackDelta{frames, before, after, delta});
+    diff.entries.push_back(StackDelta{frames, before, after, minus(after, before)});
   };
   while (i < b.size() || j < c.size()) {
     if (j == c.size() || (i < b.size() && *b[i].frames < *c[j].frames)) {

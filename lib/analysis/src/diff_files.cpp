@@ -212,12 +212,6 @@ void sort_by_key(std::vector<std::uint32_t>& order, const KeyedStacks& side, con
   });
 }
 
-bool same_counts(const ScaledCounts& a, const ScaledCounts& b) {
-  // diff_profiles' own test for "unchanged": every difference is zero.
-  return a.live_objects - b.live_objects == 0 && a.live_bytes - b.live_bytes == 0 &&
-         a.accum_objects - b.accum_objects == 0 && a.accum_bytes - b.accum_bytes == 0;
-}
-
 }  // namespace
 
 Result<ProfileDiff> diff_profile_files(const std::string& base_path, const std::string& current_path,
@@ -252,7 +246,7 @@ Result<ProfileDiff> diff_profile_files(const std::string& base_path, const std::
       continue;
     }
     matched[t] = true;
-    if (same_counts(current.stacks[t].scaled, stack.scaled)) {
+    if (counts_unchanged(stack.scaled, current.stacks[t].scaled)) {
       ++unchanged;
     } else {
       changed_b.push_back(s);

@@ -168,8 +168,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       // is widened by at least kNoisyMinimumWidening of its median.
       const NoiseBand& band = *baseline->noise;
       const std::uint64_t median = get(baseline->metrics, m);
-      const auto floor_width =
-          static_cast<std::uint64_t>(std::ceil(kNoisyMinimumWidening * static_cast<double>(median)));
+      const std::uint64_t floor_width = saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(median)));
       const std::uint64_t width = std::max(spread(band, m), floor_width);
       const std::uint64_t high = get(band.high, m);
       const std::uint64_t low = get(band.low, m);
@@ -226,10 +225,9 @@ std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntr
   if (!baseline.alone) return std::nullopt;
   BaselineEntry alone = baseline;
   alone.metrics = baseline.alone->low;
-  alone.noise = std::nullopt;
-  for (MetricName m : kMetricNames) {
-    if (spread(*baseline.alone, m) > 0) alone.noise = baseline.alone;
-  }
+  const bool varies = std::any_of(kMetricNames.begin(), kMetricNames.end(),
+                                  [&](MetricName m) { return spread(*baseline.alone, m) > 0; });
+  alone.noise = varies ? baseline.alone : std::nullopt;
   alone.alone = std::nullopt;
   if (baseline.noise) {
     // A test shown to vary in the suite varies alone too, and one run alone

@@ -2,8 +2,6 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/allocator.h"
 
-#include "heapgate/unwinder.h"
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +10,7 @@
 
 #include "heapgate/sys.h"
 #include "heapgate/unwinder.h"
+#include "stack_capture.h"
 
 namespace heapgate {
 namespace {
@@ -119,9 +118,7 @@ AllocatorStatus detect() {
   }
   // The hooks record exact's stacks themselves (docs/design.md §4): jemalloc's
   // profiler settings do not matter then.
-  const char* stacks_env = std::getenv("HEAPGATE_EXACT_STACKS");
-  const bool stacks_from_jemalloc = stacks_env != nullptr && std::string_view(stacks_env) == "jemalloc";
-  s.exact_through_hooks = s.hooks_available && s.why_not_counters.empty() && !stacks_from_jemalloc &&
+  s.exact_through_hooks = s.hooks_available && s.why_not_counters.empty() && !detail::stacks_from_jemalloc_requested() &&
                           detail::libunwind_backtrace() != nullptr;
   if (s.exact_through_hooks) s.why_not_exact.clear();
   return s;

@@ -636,28 +636,28 @@ const Mapping* Profile::find_mapping(std::uint64_t address) const {
   return it->contains(address) ? &*it : nullptr;
 }
 
-Result<Profile> parse_profile(std::string_view text, std::string_view source) {
+namespace {
+
+Result<Profile> run_parser(std::string_view text, std::string_view source, const sys::MappedFile* file = nullptr,
+                           const Parser::Visit* visit = nullptr) {
   try {
-    return Parser(text, source).run();
+    return Parser(text, source, file, visit).run();
   } catch (const std::exception& e) {
-    // Only allocation failures can throw here; they must not cross the API.
+    // Only allocation failures (and a visitor's exceptions) can throw here;
+    // they must not cross the API.
     return fail(make_error(ErrorCode::internal, std::string(source), std::string("parsing failed: ") + e.what()));
   }
 }
 
-namespace {
-
 Result<Profile> read_with(const std::string& path, const Parser::Visit* visit) {
   auto file = sys::map_file(path, sys::kProfileSizeLimit, sys::MapAccess::sequential);
   if (!file) return fail(std::move(file.error()));
-  try {
-    return Parser(file->text(), path, &*file, visit).run();
-  } catch (const std::exception& e) {
-    return fail(make_error(ErrorCode::internal, path, std::string("parsing failed: ") + e.what()));
-  }
+  return run_parser(file->text(), path, &*file, visit);
 }
 
 }  // namespace
+
+Result<Profile> parse_profile(std::string_view text, std::string_view source) { return run_parser(text, source); }
 
 Result<Profile> read_profile(const std::string& path) { return read_with(path, nullptr); }
 

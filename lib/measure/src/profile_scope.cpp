@@ -5,8 +5,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <string_view>
 #include <mutex>
 
 #include "alloc_hooks.h"
@@ -54,14 +52,6 @@ Result<std::string> default_dump_path(const std::string& scope_name) {
   return dir + "/" + sanitize_for_file_name(scope_name) + "." + std::to_string(sequence++) + ".heap";
 }
 
-// HEAPGATE_EXACT_STACKS=jemalloc: `exact` through jemalloc's profiler, as
-// before the hooks recorded stacks (to compare the two, or where libunwind
-// misbehaves).
-bool exact_stacks_from_jemalloc() {
-  const char* env = std::getenv("HEAPGATE_EXACT_STACKS");
-  return env != nullptr && std::string_view(env) == "jemalloc";
-}
-
 std::uint64_t round_count(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
 
 }  // namespace
@@ -103,7 +93,7 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       owns_profiling_ = g_profiling_owned.compare_exchange_strong(expected, true);
       if (!owns_profiling_) {
         mode_ = Mode::counters;
-      } else if (requested == Mode::exact && hooks && status.exact_through_hooks && !exact_stacks_from_jemalloc()) {
+      } else if (requested == Mode::exact && hooks && status.exact_through_hooks && !detail::stacks_from_jemalloc_requested()) {
         // jemalloc's profiler moves every sampled block into a page-sized
         // size class of its own (~60x the time, GBs for a big test); the hooks
         // see every allocation anyway, so they record its stack themselves

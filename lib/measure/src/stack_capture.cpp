@@ -4,13 +4,14 @@
 
 #include <sys/mman.h>
 
-#include <cinttypes>
-#include <cstdio>
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <mutex>
+#include <string_view>
 
 #include "heapgate/integration.h"
+#include "heapgate/profile.h"
 #include "heapgate/sys.h"
 #include "heapgate/unwinder.h"
 #include "live_table.h"
@@ -70,7 +71,7 @@ class MappedArray {
   std::size_t capacity_ = 0;
 };
 
-struct StackRecord {
+struct CapturedStack {
   std::uint64_t hash;
   std::uint32_t first_frame;  // into g_frames
   std::uint32_t depth;
@@ -86,26 +87,17 @@ struct PointerEntry {
   std::uint32_t size;  // pack_size
 };
 
-// One lock for all of it: `exact` is for explaining one test, not for speed
-// across threads, and the unwinding (the expensive part) happens outside it.
-LiveTable<PointerEntry> g_pointers;  // its own lock is not used: g_lock covers it
-std::atomic<bool> g_lock{false};
+// One lock for all of it, the pointer table's: `exact` is for explaining one
+// test, not for speed across threads, and the unwinding (the expensive part)
+// happens outside it.
+LiveTable<PointerEntry> g_pointers;
 MappedArray<void*> g_frames;
-MappedArray<StackRecord> g_stacks;
+MappedArray<CapturedStack> g_stacks;
 MappedArray<std::uint32_t> g_index;  // open addressing over g_stacks: id + 1, 0 = empty
 // Set before g_capturing turns on; always the same function once set.
 std::atomic<BacktraceFn> g_backtrace{nullptr};
 
-struct Locked {
-  Locked() noexcept {
-    while (g_lock.exchange(true, std::memory_order_acquire)) {
-      while (g_lock.load(std::memory_order_relaxed)) __builtin_ia32_pause();
-    }
-  }
-  ~Locked() { g_lock.store(false, std::memory_order_release); }
-  Locked(const Locked&) = delete;
-  Locked& operator=(const Locked&) = delete;
-};
+using Locked = std::lock_guard<LiveTable<PointerEntry>>;
 
 std::uint64_t hash_frames(void* const* frames, int depth) noexcept {
   std::uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(depth);
@@ -117,7 +109,7 @@ std::uint64_t hash_frames(void* const* frames, int depth) noexcept {
   return h;
 }
 
-bool same_stack(const StackRecord& r, std::uint64_t hash, void* const* frames, int depth) noexcept {
+bool same_stack(const CapturedStack& r, std::uint64_t hash, void* const* frames, int depth) noexcept {
   return r.hash == hash && r.depth == static_cast<std::uint32_t>(depth) &&
          std::memcmp(&g_frames[r.first_frame], frames, static_cast<std::size_t>(depth) * sizeof(void*)) == 0;
 }
@@ -147,7 +139,7 @@ bool intern(void* const* frames, int depth, std::uint32_t* id) noexcept {
       return true;
     }
   }
-  const StackRecord record{hash, static_cast<std::uint32_t>(g_frames.size()), static_cast<std::uint32_t>(depth), 0, 0, 0, 0};
+  const CapturedStack record{hash, static_cast<std::uint32_t>(g_frames.size()), static_cast<std::uint32_t>(depth), 0, 0, 0, 0};
   if (!g_frames.append(frames, static_cast<std::size_t>(depth)) || !g_stacks.append(&record, 1)) return false;
   *id = static_cast<std::uint32_t>(g_stacks.size() - 1);
   g_index[i] = *id + 1;
@@ -163,12 +155,17 @@ void clear_locked() noexcept {
 
 }  // namespace
 
+bool stacks_from_jemalloc_requested() noexcept {
+  const char* env = std::getenv("HEAPGATE_EXACT_STACKS");
+  return env != nullptr && std::string_view(env) == "jemalloc";
+}
+
 bool begin_stack_capture() noexcept {
   const BacktraceFn backtrace = libunwind_backtrace();
   if (backtrace == nullptr) return false;
   g_backtrace.store(backtrace, std::memory_order_relaxed);
   {
-    Locked lock;
+    Locked lock(g_pointers);
     clear_locked();
   }
   g_capturing.store(true, std::memory_order_release);
@@ -178,7 +175,7 @@ bool begin_stack_capture() noexcept {
 void end_stack_capture() noexcept { g_capturing.store(false, std::memory_order_release); }
 
 void clear_stack_capture() noexcept {
-  Locked lock;
+  Locked lock(g_pointers);
   clear_locked();
 }
 
@@ -200,10 +197,10 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept {
   }
   const int depth = std::min(got - first, kMaxFrames);
   if (depth <= 0) return;
-  Locked lock;
+  Locked lock(g_pointers);
   std::uint32_t id = 0;
   if (!intern(frames + first, depth, &id)) return;  // out of memory: the block goes unrecorded
-  StackRecord& record = g_stacks[id];
+  CapturedStack& record = g_stacks[id];
   ++record.allocations;
   record.allocated_bytes += usize;
   ++record.live_allocations;
@@ -212,47 +209,39 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept {
 }
 
 void capture_dalloc(void* ptr) noexcept {
-  Locked lock;
+  Locked lock(g_pointers);
   PointerEntry entry;
   if (!g_pointers.erase(reinterpret_cast<std::uintptr_t>(ptr), &entry)) return;
-  StackRecord& record = g_stacks[entry.stack];
+  CapturedStack& record = g_stacks[entry.stack];
   --record.live_allocations;
   record.live_bytes -= static_cast<std::int64_t>(unpack_size(entry.size));
 }
 
 Result<void> write_captured_profile(const std::string& path) {
-  std::string text;
+  auto maps = sys::read_file("/proc/self/maps");
+  if (!maps) return fail(std::move(maps.error()));
+  Profile profile;
+  profile.sample_period = 1;
+  profile.maps_text = std::move(*maps);
   {
-    Locked lock;
-    std::uint64_t live = 0, live_bytes = 0, allocations = 0, allocated_bytes = 0;
-    std::string stacks;
-    char line[96];
+    Locked lock(g_pointers);
+    profile.stacks.reserve(g_stacks.size());
     for (std::size_t id = 0; id < g_stacks.size(); ++id) {
-      const StackRecord& r = g_stacks[id];
-      const auto r_live = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_allocations));
-      const auto r_live_bytes = static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_bytes));
-      live += r_live;
-      live_bytes += r_live_bytes;
-      allocations += r.allocations;
-      allocated_bytes += r.allocated_bytes;
-      stacks += '@';
+      const CapturedStack& r = g_stacks[id];
+      heapgate::StackRecord& out = profile.stacks.emplace_back();
       for (std::uint32_t f = 0; f < r.depth; ++f) {
-        std::snprintf(line, sizeof line, " %p", g_frames[r.first_frame + f]);
-        stacks += line;
+        out.frames.push_back(reinterpret_cast<std::uintptr_t>(g_frames[r.first_frame + f]));
       }
-      std::snprintf(line, sizeof line, "\n  t*: %" PRIu64 ": %" PRIu64 " [%" PRIu64 ": %" PRIu64 "]\n", r_live,
-                    r_live_bytes, r.allocations, r.allocated_bytes);
-      stacks += line;
+      out.counts = Counts{static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_allocations)),
+                          static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_bytes)), r.allocations,
+                          r.allocated_bytes};
+      profile.totals.live_objects += out.counts.live_objects;
+      profile.totals.live_bytes += out.counts.live_bytes;
+      profile.totals.accum_objects += out.counts.accum_objects;
+      profile.totals.accum_bytes += out.counts.accum_bytes;
     }
-    std::snprintf(line, sizeof line, "heap_v2/1\n  t*: %" PRIu64 ": %" PRIu64 " [%" PRIu64 ": %" PRIu64 "]\n", live,
-                  live_bytes, allocations, allocated_bytes);
-    text = line + stacks;
   }
-  std::ifstream maps("/proc/self/maps");
-  std::ostringstream mappings;
-  mappings << maps.rdbuf();
-  text += "\nMAPPED_LIBRARIES:\n" + mappings.str();
-  return sys::write_file_atomic(path, text);
+  return sys::write_file_atomic(path, write_profile(profile));
 }
 
 }  // namespace heapgate::detail

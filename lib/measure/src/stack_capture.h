@@ -13,6 +13,11 @@
 
 namespace heapgate::detail {
 
+/// HEAPGATE_EXACT_STACKS=jemalloc is set: `exact` goes through jemalloc's
+/// profiler, as before the hooks recorded stacks (to compare the two, or where
+/// libunwind misbehaves). Read each time, so a test can switch it.
+bool stacks_from_jemalloc_requested() noexcept;
+
 /// Recording: every allocation the hooks see gets its call stack.
 extern std::atomic<bool> g_capturing;
 

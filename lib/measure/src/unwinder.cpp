@@ -36,6 +36,12 @@ Unwinder g_current = Unwinder::jemalloc_default;
 bool g_chosen = false;
 std::mutex g_mutex;
 
+// HEAPGATE_UNWINDER=jemalloc: keep jemalloc's own unwinder, and no libunwind at all.
+bool jemalloc_unwinder_requested() noexcept {
+  const char* env = std::getenv("HEAPGATE_UNWINDER");
+  return env != nullptr && std::string_view(env) == "jemalloc";
+}
+
 void* dlsym_or_null(void* handle, const char* name) noexcept {
   return name == nullptr ? nullptr : ::dlsym(handle, name);
 }
@@ -125,8 +131,7 @@ namespace detail {
 Unwinder install_fast_unwinder() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* env = std::getenv("HEAPGATE_UNWINDER");
-    if (env != nullptr && std::string_view(env) == "jemalloc") return;
+    if (jemalloc_unwinder_requested()) return;
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_chosen) (void)use_locked(Unwinder::libunwind);
   });
@@ -141,8 +146,7 @@ bool use_unwinder(Unwinder unwinder) noexcept {
 }
 
 BacktraceFn libunwind_backtrace() noexcept {
-  const char* env = std::getenv("HEAPGATE_UNWINDER");
-  if (env != nullptr && std::string_view(env) == "jemalloc") return nullptr;
+  if (jemalloc_unwinder_requested()) return nullptr;
   std::lock_guard<std::mutex> lock(g_mutex);
   return load_libunwind() ? g_unw_backtrace : nullptr;
 }

@@ -58,6 +58,10 @@ struct ProfileDiff {
   bool estimated = false;
 };
 
+/// diff_profiles()' rule for a stack whose counts did not change: every
+/// difference current - base is zero (compared as differences of doubles).
+bool counts_unchanged(const ScaledCounts& base, const ScaledCounts& current) noexcept;
+
 /// Compares two normalized profiles stack by stack (by key: equal frame
 /// lists). Works across processes and builds, since keys are symbolic. Pure;
 /// linear in the number of stacks when both are sorted by key, as
