@@ -393,6 +393,18 @@ TEST(GateTest, RegressionWhoseTestAloneMeasuresAsRecordedIsCarriedState) {
   ASSERT_TRUE(changed.alone.has_value());
   EXPECT_EQ(changed.alone->allocations, 9036u);  // the first fresh run is kept
 
+  // Alone lighter than recorded (a compaction landed before the test): it
+  // did not grow by itself either.
+  FakeExplainer lighter;
+  lighter.remeasure_results = {metrics(9033)};
+  TestRecord less = record_of(observed(9032));
+  EXPECT_EQ(gate_test(less, observed(9032), &base, GatePolicy{}, lighter, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_EQ(less.verdict, Verdict::pass);
+  EXPECT_NE(less.message.find("alone measured allocations 9033, allocated_bytes 289056, peak_bytes 289056, no more than "
+                              "it did alone"),
+            std::string::npos)
+      << less.message;
+
   // Without the alone band the same fresh run cannot clear it.
   BaselineEntry unknown = entry(9031);
   FakeExplainer fresh;

@@ -79,8 +79,9 @@ struct ExplainOptions {
 ///    leave the judged metrics (and so the baseline);
 /// 2. judges (judge()); a `regressed` test is measured again in up to
 ///    `confirm_runs` fresh processes (`explainer.remeasure()`), and when one
-///    of them is within the baseline, or measures as the baseline's `alone`
-///    band (compare_alone()), the regression is not reproducible — timing
+///    of them is within the baseline, or alone grows nothing beyond the
+///    baseline's `alone` band (compare_alone() does not regress: the same or
+///    less), the regression is not reproducible — timing
 ///    noise or state earlier tests left, not a change — and the test passes
 ///    with a note; the first fresh run is kept as the record's `alone`;
 /// 3. for a failure attaches the explaining stacks (the growing sites for a
