@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 #include <string>
 #include <vector>
@@ -176,6 +177,49 @@ TEST(ReportJson, RoundTripIsLosslessAndByteIdentical) {
   ASSERT_TRUE(with_setup) << with_setup.error().message();
   EXPECT_EQ(*with_setup, setup);
   EXPECT_NE(to_json(setup).find("\"setup_residue\": true"), std::string::npos);
+}
+
+// Records are written without building nlohmann's tree, compact for the
+// journal and indented from that line for the report: the bytes are
+// nlohmann's own dump of the same document (sorted keys, its escapes and
+// number forms), whatever the strings and numbers hold, and read back equal.
+TEST(ReportJson, WrittenLikeTheLibrarysOwnDump) {
+  Report r = sample_report();
+  TestRecord& t = r.tests.front();
+  t.message = "a {\"quoted\": [1, 2]}, back\\slash: colon, tab\t, \x01 control, \xE2\x86\x92 arrow, \x7F del";
+  t.profiles = {};
+  t.budgets.clear();
+  t.stacks.push_back(StackSample{{"f(std::map<int, int>)", "g[abi:cxx11]()"}, {-0.5, 1e300, 3.0, 1.0 / 3}});
+  t.alone = t.metrics;
+  t.other_threads = ThreadShare{3, 96};
+  t.growth = LiveGrowth{{1, 2, 3}, {32, 64, 96}};
+  t.standard_errors = t.metrics;
+  t.call_sites = {CallSite{"f()", "a.cpp:1", 2, 64}};
+  t.call_sites_complete = true;
+  t.baseline_call_sites = {CallSite{"g()", "", 1, 32}};
+  t.setup_residue = true;
+  t.duration_ms = 0.002484;
+  t.line = -1;
+  ASSERT_FALSE(t.deltas.empty());
+  t.deltas.front().delta = -7;
+  t.deltas.front().ratio = std::nan("");
+  for (const TestRecord& record : r.tests) {
+    const std::string line = record_json_line(record);
+    EXPECT_EQ(line, nlohmann::json::parse(line).dump(-1)) << line;
+  }
+  for (const Report& report : {r, Report{r.run, {}}}) {
+    const std::string text = to_json(report);
+    auto parsed = nlohmann::json::parse(text);
+    EXPECT_EQ(text, parsed.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  }
+  t.deltas.front().ratio = 0;  // NaN is written as 0
+  auto back = parse_report_json(to_json(r), "r.json");
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(*back, r);
+
+  // Invalid UTF-8 is written as U+FFFD, as nlohmann's replace handler does.
+  t.message = "bad \xFF byte";
+  EXPECT_NE(record_json_line(t).find("bad \xEF\xBF\xBD byte"), std::string::npos);
 }
 
 TEST(ReportJson, ErrorsNamePointer) {

@@ -105,6 +105,8 @@ TEST(ReportWriter, FinishWritesAllFilesAndRemovesTheJournal) {
   EXPECT_TRUE(report->run.complete);
   EXPECT_EQ(report->tests.size(), 1000u);
   EXPECT_EQ(*report, writer.report());
+  // Indented from the journal's lines, byte for byte the report of the records.
+  EXPECT_EQ(*sys::read_file(dir + "/t.json"), to_json(writer.report()));
   EXPECT_TRUE(sys::exists(dir + "/t.junit.xml"));
   EXPECT_TRUE(sys::exists(dir + "/t.md"));
 
@@ -114,6 +116,22 @@ TEST(ReportWriter, FinishWritesAllFilesAndRemovesTheJournal) {
   auto late = writer.add(numbered(1));
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error().code, ErrorCode::conflict);
+}
+
+// Records completed after they were journaled (call sites added when a
+// baseline is recorded) reach the final report as completed.
+TEST(ReportWriter, RecordsChangedAfterAddAreWrittenAsChanged) {
+  std::string dir = testing::make_temp_dir();
+  ReportWriter writer(dir, "t", run_info());
+  ASSERT_TRUE(writer.add(numbered(1)));
+  writer.records().front().message = "completed later";
+  ASSERT_TRUE(writer.add(numbered(2)));
+  ASSERT_TRUE(writer.finish());
+  auto report = read_report(dir + "/t.json");
+  ASSERT_TRUE(report) << report.error().message();
+  ASSERT_EQ(report->tests.size(), 2u);
+  EXPECT_EQ(report->tests.front().message, "completed later");
+  EXPECT_EQ(*sys::read_file(dir + "/t.json"), to_json(writer.report()));
 }
 
 TEST(ReportWriter, AStaleReportOfAnEarlierRunIsRemovedAtStart) {

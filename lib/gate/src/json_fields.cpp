@@ -2,7 +2,9 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "json_fields.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <limits>
 
@@ -42,6 +44,56 @@ Result<json> parse_json_text(std::string_view text, std::string_view source, std
 std::string dump_json(const json& value, int indent) {
   // error_handler_t::replace: invalid UTF-8 becomes U+FFFD instead of a type_error.
   return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+void append_indented_json(std::string& out, std::string_view compact, int depth) {
+  auto newline = [&out](int d) {
+    out += '\n';
+    out.append(static_cast<std::size_t>(2 * d), ' ');
+  };
+  for (std::size_t i = 0; i < compact.size(); ++i) {
+    const char c = compact[i];
+    switch (c) {
+      case '"': {
+        // The whole string at once, escapes included.
+        std::size_t end = i + 1;
+        while (end < compact.size() && compact[end] != '"') end += compact[end] == '\\' ? 2 : 1;
+        end = std::min(end + 1, compact.size());
+        out.append(compact.data() + i, end - i);
+        i = end - 1;
+        break;
+      }
+      case '{':
+      case '[':
+        out += c;
+        // nlohmann writes empty containers as "{}" and "[]" at any indent.
+        if (i + 1 < compact.size() && (compact[i + 1] == '}' || compact[i + 1] == ']')) {
+          out += compact[++i];
+        } else {
+          newline(++depth);
+        }
+        break;
+      case '}':
+      case ']':
+        newline(--depth);
+        out += c;
+        break;
+      case ',':
+        out += c;
+        newline(depth);
+        break;
+      case ':':
+        out += ": ";
+        break;
+      default: {
+        // A number or a literal: up to the next delimiter.
+        std::size_t end = i + 1;
+        while (end < compact.size() && std::strchr(",:]}", compact[end]) == nullptr) ++end;
+        out.append(compact.data() + i, end - i);
+        i = end - 1;
+      }
+    }
+  }
 }
 
 std::string pointer_append(const std::string& pointer, std::string_view key) {

@@ -30,6 +30,12 @@ Result<json> parse_json_text(std::string_view text, std::string_view source, std
 /// (nlohmann would throw). Never throws.
 std::string dump_json(const json& value, int indent);
 
+/// Appends `compact` (dump_json(v, -1) of some v) as dump_json(v, 2) would
+/// write it nested `depth` levels deep: the same bytes, without building v
+/// again. A report's records are serialized once, for the journal, and
+/// indented from that line for the final report.
+void append_indented_json(std::string& out, std::string_view compact, int depth);
+
 /// `pointer` + "/" + `key`, with `~` and `/` escaped as RFC 6901 says.
 std::string pointer_append(const std::string& pointer, std::string_view key);
 

@@ -2,6 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 // The JSON report ("heapgate.report/1"), the ReportWriter journal, and reading
 // either from disk.
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -16,27 +18,6 @@ namespace detail {
 namespace {
 
 constexpr const char* kReportFix = "re-run the tests to write the report again";
-
-// JSON has no NaN or infinity; nlohmann would write null, which no reader accepts.
-double finite(double v) { return std::isfinite(v) ? v : 0.0; }
-
-json delta_to_json(const MetricDelta& d) {
-  return json{{"metric", std::string(to_string(d.metric))},
-              {"baseline", d.baseline},
-              {"current", d.current},
-              {"delta", d.delta},
-              {"ratio", finite(d.ratio)},
-              {"beyond_tolerance", d.beyond_tolerance},
-              {"limit", d.limit}};
-}
-
-json stack_to_json(const StackSample& s) {
-  return json{{"frames", s.frames},
-              {"delta_live_objects", finite(s.counts.live_objects)},
-              {"delta_live_bytes", finite(s.counts.live_bytes)},
-              {"delta_accum_objects", finite(s.counts.accum_objects)},
-              {"delta_accum_bytes", finite(s.counts.accum_bytes)}};
-}
 
 template <typename Enum, typename Parse>
 Enum read_enum(JsonReader& r, const json& value, const std::string& pointer, Parse parse, std::string_view kind,
@@ -123,44 +104,6 @@ json run_to_json(const RunInfo& run) {
               {"unavailable_reason", run.unavailable_reason},
               {"complete", run.complete}};
   if (!run.fingerprint.empty()) out["fingerprint"] = run.fingerprint;
-  return out;
-}
-
-json record_to_json(const TestRecord& t) {
-  json deltas = json::array();
-  for (const auto& d : t.deltas) deltas.push_back(delta_to_json(d));
-  json stacks = json::array();
-  for (const auto& s : t.stacks) stacks.push_back(stack_to_json(s));
-  json budgets = json::object();
-  for (const auto& [name, limit] : t.budgets) budgets[name] = limit;
-  json out = json::object();
-  out["name"] = t.name;
-  out["suite"] = t.suite;
-  out["test"] = t.test;
-  out["file"] = t.file;
-  out["line"] = t.line;
-  out["mode"] = std::string(to_string(t.mode));
-  out["estimated"] = t.estimated;
-  out["metrics"] = metrics_to_json(t.metrics);
-  out["baseline"] = t.baseline ? metrics_to_json(*t.baseline) : json(nullptr);
-  if (t.standard_errors) out["standard_errors"] = metrics_to_json(*t.standard_errors);
-  out["deltas"] = std::move(deltas);
-  out["verdict"] = std::string(to_string(t.verdict));
-  out["message"] = t.message;
-  out["stacks"] = std::move(stacks);
-  out["profiles"] = t.profiles;
-  out["duration_ms"] = finite(t.duration_ms);
-  out["gtest_failed"] = t.gtest_failed;
-  if (t.setup_residue) out["setup_residue"] = true;
-  out["budgets"] = std::move(budgets);
-  if (!t.call_sites.empty()) out["call_sites"] = call_sites_to_json(t.call_sites);
-  if (t.call_sites_complete) out["call_sites_complete"] = true;
-  if (!t.other_threads.empty()) out["other_threads"] = thread_share_to_json(t.other_threads);
-  if (t.alone) out["alone"] = metrics_to_json(*t.alone);
-  if (!t.baseline_call_sites.empty()) out["baseline_call_sites"] = call_sites_to_json(t.baseline_call_sites);
-  if (!t.growth.empty()) {
-    out["growth"] = json{{"live_allocations", t.growth.live_allocations}, {"live_bytes", t.growth.live_bytes}};
-  }
   return out;
 }
 
@@ -355,14 +298,231 @@ Result<Report> parse_report_journal(std::string_view text, std::string_view sour
 
 }  // namespace detail
 
+namespace {
+
+// Compact JSON written straight into a string, byte for byte what
+// nlohmann's dump(-1) gives the same document (ReportJson tests compare
+// them): a record is serialized after every test, and building and dumping
+// nlohmann's tree for it was most of heapgate's cost per trivial test.
+// Keys must come in sorted order, as nlohmann's std::map keeps them.
+class CompactJson {
+ public:
+  explicit CompactJson(std::string& out) : out_(out) {}
+
+  CompactJson& open(char bracket) {
+    item();
+    out_ += bracket;
+    fresh_ = true;
+    return *this;
+  }
+  CompactJson& close(char bracket) {
+    out_ += bracket;
+    fresh_ = false;
+    return *this;
+  }
+  CompactJson& key(std::string_view name) {
+    item();
+    quoted(name);
+    out_ += ':';
+    fresh_ = true;
+    return *this;
+  }
+  void u64(std::uint64_t v) { number(v); }
+  void i64(std::int64_t v) { number(v); }
+  void boolean(bool v) {
+    item();
+    out_ += v ? "true" : "false";
+  }
+  void null() {
+    item();
+    out_ += "null";
+  }
+  void real(double v) {
+    item();
+    // JSON has no NaN or infinity; nlohmann would write null, which no reader accepts.
+    v = std::isfinite(v) ? v : 0.0;
+    if (v == 0.0 && !std::signbit(v)) {
+      out_ += "0.0";
+    } else {
+      out_ += detail::dump_json(detail::json(v), -1);  // nlohmann's shortest round-trip form
+    }
+  }
+  void string(std::string_view v) {
+    item();
+    quoted(v);
+  }
+
+ private:
+  void item() {
+    if (!fresh_) out_ += ',';
+    fresh_ = false;
+  }
+  template <typename Int>
+  void number(Int v) {
+    item();
+    char buffer[24];
+    auto end = std::to_chars(buffer, buffer + sizeof buffer, v).ptr;
+    out_.append(buffer, end);
+  }
+  void quoted(std::string_view v) {
+    // Printable ASCII without quote or backslash is written as is; anything
+    // else (escapes, UTF-8, invalid bytes made U+FFFD) goes through nlohmann.
+    const bool plain = std::all_of(v.begin(), v.end(), [](char c) {
+      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+    });
+    if (plain) {
+      out_ += '"';
+      out_ += v;
+      out_ += '"';
+    } else {
+      out_ += detail::dump_json(detail::json(std::string(v)), -1);
+    }
+  }
+
+  std::string& out_;
+  bool fresh_ = true;
+};
+
+// kMetricNames in the order of their names, as a JSON object keeps them.
+const std::array<MetricName, kMetricNames.size()>& metrics_in_key_order() {
+  static const auto order = [] {
+    auto names = kMetricNames;
+    std::sort(names.begin(), names.end(), [](MetricName a, MetricName b) { return to_string(a) < to_string(b); });
+    return names;
+  }();
+  return order;
+}
+
+void write_metrics(CompactJson& w, const Metrics& m) {
+  w.open('{');
+  for (MetricName name : metrics_in_key_order()) w.key(to_string(name)).u64(get(m, name));
+  w.close('}');
+}
+
+void write_call_sites(CompactJson& w, const std::vector<CallSite>& sites) {
+  w.open('[');
+  for (const CallSite& c : sites) {
+    w.open('{');
+    w.key("allocations").u64(c.allocations);
+    w.key("bytes").u64(c.bytes);
+    w.key("function").string(c.function);
+    w.key("location").string(c.location);
+    w.close('}');
+  }
+  w.close(']');
+}
+
+void write_series(CompactJson& w, const std::vector<std::uint64_t>& values) {
+  w.open('[');
+  for (std::uint64_t v : values) w.u64(v);
+  w.close(']');
+}
+
+}  // namespace
+
+std::string record_json_line(const TestRecord& t) {
+  std::string out;
+  out.reserve(1024);
+  CompactJson w(out);
+  w.open('{');
+  if (t.alone) write_metrics(w.key("alone"), *t.alone);
+  w.key("baseline");
+  if (t.baseline) {
+    write_metrics(w, *t.baseline);
+  } else {
+    w.null();
+  }
+  if (!t.baseline_call_sites.empty()) write_call_sites(w.key("baseline_call_sites"), t.baseline_call_sites);
+  w.key("budgets").open('{');
+  for (const auto& [name, limit] : t.budgets) w.key(name).u64(limit);
+  w.close('}');
+  if (!t.call_sites.empty()) write_call_sites(w.key("call_sites"), t.call_sites);
+  if (t.call_sites_complete) w.key("call_sites_complete").boolean(true);
+  w.key("deltas").open('[');
+  for (const MetricDelta& d : t.deltas) {
+    w.open('{');
+    w.key("baseline").u64(d.baseline);
+    w.key("beyond_tolerance").boolean(d.beyond_tolerance);
+    w.key("current").u64(d.current);
+    w.key("delta").i64(d.delta);
+    w.key("limit").u64(d.limit);
+    w.key("metric").string(to_string(d.metric));
+    w.key("ratio").real(d.ratio);
+    w.close('}');
+  }
+  w.close(']');
+  w.key("duration_ms").real(t.duration_ms);
+  w.key("estimated").boolean(t.estimated);
+  w.key("file").string(t.file);
+  if (!t.growth.empty()) {
+    w.key("growth").open('{');
+    write_series(w.key("live_allocations"), t.growth.live_allocations);
+    write_series(w.key("live_bytes"), t.growth.live_bytes);
+    w.close('}');
+  }
+  w.key("gtest_failed").boolean(t.gtest_failed);
+  w.key("line").i64(t.line);
+  w.key("message").string(t.message);
+  write_metrics(w.key("metrics"), t.metrics);
+  w.key("mode").string(to_string(t.mode));
+  w.key("name").string(t.name);
+  if (!t.other_threads.empty()) {
+    w.key("other_threads").open('{');
+    w.key("allocations").u64(t.other_threads.allocations);
+    w.key("bytes").u64(t.other_threads.bytes);
+    w.close('}');
+  }
+  w.key("profiles").open('[');
+  for (const std::string& p : t.profiles) w.string(p);
+  w.close(']');
+  if (t.setup_residue) w.key("setup_residue").boolean(true);
+  w.key("stacks").open('[');
+  for (const StackSample& s : t.stacks) {
+    w.open('{');
+    w.key("delta_accum_bytes").real(s.counts.accum_bytes);
+    w.key("delta_accum_objects").real(s.counts.accum_objects);
+    w.key("delta_live_bytes").real(s.counts.live_bytes);
+    w.key("delta_live_objects").real(s.counts.live_objects);
+    w.key("frames").open('[');
+    for (const std::string& f : s.frames) w.string(f);
+    w.close(']');
+    w.close('}');
+  }
+  w.close(']');
+  if (t.standard_errors) write_metrics(w.key("standard_errors"), *t.standard_errors);
+  w.key("suite").string(t.suite);
+  w.key("test").string(t.test);
+  w.key("verdict").string(to_string(t.verdict));
+  w.close('}');
+  return out;
+}
+
+std::string report_json(const RunInfo& run, const std::vector<std::string>& record_lines) {
+  // dump_json(root, 2) of {"run", "schema", "tests"}, with each record
+  // indented from its line instead of built again.
+  // Indenting a record about doubles it: one allocation for the whole report.
+  std::size_t size = 1024;
+  for (const auto& line : record_lines) size += line.size() * 2 + 8;
+  std::string out;
+  out.reserve(size);
+  out += "{\n  \"run\": ";
+  detail::append_indented_json(out, detail::dump_json(detail::run_to_json(run), -1), 1);
+  out += ",\n  \"schema\": \"";
+  out += kReportSchema;
+  out += "\",\n  \"tests\": [";
+  for (std::size_t i = 0; i < record_lines.size(); ++i) {
+    out += i == 0 ? "\n    " : ",\n    ";
+    detail::append_indented_json(out, record_lines[i], 2);
+  }
+  out += record_lines.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
 std::string to_json(const Report& report) {
-  detail::json tests = detail::json::array();
-  for (const auto& t : report.tests) tests.push_back(detail::record_to_json(t));
-  detail::json root = detail::json::object();
-  root["schema"] = std::string(kReportSchema);
-  root["run"] = detail::run_to_json(report.run);
-  root["tests"] = std::move(tests);
-  return detail::dump_json(root, 2) + "\n";
+  std::vector<std::string> lines;
+  lines.reserve(report.tests.size());
+  for (const auto& t : report.tests) lines.push_back(record_json_line(t));
+  return report_json(report.run, lines);
 }
 
 Result<Report> parse_report_json(std::string_view text, std::string_view source) {

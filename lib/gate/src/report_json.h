@@ -13,7 +13,6 @@
 namespace heapgate::detail {
 
 json run_to_json(const RunInfo& run);
-json record_to_json(const TestRecord& record);
 RunInfo read_run(JsonReader& reader, const json& value, const std::string& pointer);
 TestRecord read_record(JsonReader& reader, const json& value, const std::string& pointer);
 

@@ -18,13 +18,19 @@ Result<void> write_in(const std::string& dir, const std::string& name, const std
   return {};
 }
 
+// `json` is to_json(report), made by the caller.
+Result<void> write_report_files_with(const std::string& dir, const Report& report, const std::string& stem,
+                                     const std::string& json) {
+  if (auto ok = ensure_report_dir(dir); !ok) return ok;
+  if (auto ok = write_in(dir, stem + ".json", json); !ok) return ok;
+  if (auto ok = write_in(dir, stem + ".junit.xml", to_junit_xml(report)); !ok) return ok;
+  return write_in(dir, stem + ".md", to_markdown(report));
+}
+
 }  // namespace
 
 Result<void> write_report_files(const std::string& dir, const Report& report, const std::string& stem) {
-  if (auto ok = ensure_report_dir(dir); !ok) return ok;
-  if (auto ok = write_in(dir, stem + ".json", to_json(report)); !ok) return ok;
-  if (auto ok = write_in(dir, stem + ".junit.xml", to_junit_xml(report)); !ok) return ok;
-  return write_in(dir, stem + ".md", to_markdown(report));
+  return write_report_files_with(dir, report, stem, to_json(report));
 }
 
 ReportWriter::ReportWriter(std::string dir, std::string stem, RunInfo run)
@@ -42,8 +48,12 @@ Result<void> ReportWriter::add(TestRecord record) {
     return fail(make_error(ErrorCode::conflict, journal_->path(), "add() after finish()",
                            "add every record before finishing the report"));
   }
-  auto appended = journal_->append(record);
+  // Only while every earlier record still has its line (records() not asked for).
+  const bool keep_line = lines_.size() == report_.tests.size();
+  std::string line = record_json_line(record);
+  auto appended = journal_->append(line);
   report_.tests.push_back(std::move(record));
+  if (keep_line) lines_.push_back(std::move(line));
   return appended;
 }
 
@@ -54,7 +64,9 @@ Result<void> ReportWriter::finish() {
   finished_ = true;
   if (journal_->error()) return fail(*journal_->error());
   report_.run.complete = true;
-  if (auto ok = write_report_files(dir_, report_, stem_); !ok) return ok;
+  const std::string json =
+      lines_.size() == report_.tests.size() ? report_json(report_.run, lines_) : to_json(report_);
+  if (auto ok = write_report_files_with(dir_, report_, stem_, json); !ok) return ok;
   journal_->close_and_remove();
   return {};
 }

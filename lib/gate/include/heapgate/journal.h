@@ -41,8 +41,9 @@ class ReportJournal {
   ReportJournal(const ReportJournal&) = delete;
   ReportJournal& operator=(const ReportJournal&) = delete;
 
-  /// Appends one record. Errors: `io_error` naming the journal, with a fix.
-  Result<void> append(const TestRecord& record);
+  /// Appends one record, already serialized by record_json_line() (report.h).
+  /// Errors: `io_error` naming the journal, with a fix.
+  Result<void> append(std::string_view record_line);
   /// Closes the journal and removes it (its records are in the final report).
   void close_and_remove() noexcept;
 

@@ -165,6 +165,15 @@ bool operator!=(const Report& a, const Report& b) noexcept;
 /// UTF-8 as U+FFFD. Pure.
 std::string to_json(const Report& report);
 
+/// One record as one line of compact JSON with sorted keys, no newline: a
+/// line of the report journal, indented as it is in to_json()'s report. Pure.
+std::string record_json_line(const TestRecord& record);
+
+/// to_json() of a report whose records are already serialized: `run`, then
+/// `record_lines` (record_json_line() of each record, in order). A writer
+/// that journaled each record serializes it once. Pure.
+std::string report_json(const RunInfo& run, const std::vector<std::string>& record_lines);
+
 /// Parses a JSON report; `source` names it in errors. Errors: `parse_error`
 /// at `source:line:column` for bad JSON, or at `source: /json/pointer` for
 /// a wrong shape (missing or newer schema, wrong types, unknown keys,

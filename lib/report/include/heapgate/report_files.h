@@ -69,7 +69,8 @@ Result<void> write_report_files(const std::string& dir, const Report& report, co
 /// add() appends one line per record and flushes it to the kernel (no
 /// fsync: a crash of the process loses nothing, a crash of the machine may).
 /// Each add costs one record's serialization, so 1,000 tests cost 1,000
-/// small appends rather than 1,000 rewrites. finish() writes the three
+/// small appends rather than 1,000 rewrites; the final JSON reuses those
+/// lines unless records() was asked for them to change. finish() writes the three
 /// files of write_report_files() and removes the journal. read_report()
 /// recovers a journal left by a crash (`run.complete == false`), ignoring a
 /// last line cut off mid-write. Records are also kept in memory (report()).
@@ -94,8 +95,12 @@ class ReportWriter {
   /// The report so far (every record added).
   const Report& report() const noexcept { return report_; }
   /// The records so far, to complete before finish() (the journal keeps
-  /// them as added; the final files have the completed ones).
-  std::vector<TestRecord>& records() noexcept { return report_.tests; }
+  /// them as added; the final files have the completed ones, serialized
+  /// again).
+  std::vector<TestRecord>& records() noexcept {
+    lines_.clear();
+    return report_.tests;
+  }
   /// `<dir>/<stem>.partial.jsonl`.
   const std::string& journal_path() const noexcept { return journal_->path(); }
   /// Why the journal could not be started (an uncreatable or unwritable
@@ -106,6 +111,8 @@ class ReportWriter {
   std::string dir_;
   std::string stem_;
   Report report_;
+  // record_json_line() of each record while report_.tests is unchanged since add().
+  std::vector<std::string> lines_;
   std::optional<ReportJournal> journal_;  // always set after construction
   bool finished_ = false;
 };
