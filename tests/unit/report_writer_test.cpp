@@ -132,6 +132,17 @@ TEST(ReportWriter, RecordsChangedAfterAddAreWrittenAsChanged) {
   ASSERT_EQ(report->tests.size(), 2u);
   EXPECT_EQ(report->tests.front().message, "completed later");
   EXPECT_EQ(*sys::read_file(dir + "/t.json"), to_json(writer.report()));
+
+  // Also when the records were asked for before any was added.
+  std::string early_dir = testing::make_temp_dir();
+  ReportWriter early(early_dir, "t", run_info());
+  std::vector<TestRecord>& records = early.records();
+  ASSERT_TRUE(early.add(numbered(1)));
+  records.front().message = "completed later";
+  ASSERT_TRUE(early.finish());
+  auto early_report = read_report(early_dir + "/t.json");
+  ASSERT_TRUE(early_report) << early_report.error().message();
+  EXPECT_EQ(early_report->tests.front().message, "completed later");
 }
 
 TEST(ReportWriter, AStaleReportOfAnEarlierRunIsRemovedAtStart) {

@@ -48,12 +48,10 @@ Result<void> ReportWriter::add(TestRecord record) {
     return fail(make_error(ErrorCode::conflict, journal_->path(), "add() after finish()",
                            "add every record before finishing the report"));
   }
-  // Only while every earlier record still has its line (records() not asked for).
-  const bool keep_line = lines_.size() == report_.tests.size();
   std::string line = record_json_line(record);
   auto appended = journal_->append(line);
   report_.tests.push_back(std::move(record));
-  if (keep_line) lines_.push_back(std::move(line));
+  if (lines_current_) lines_.push_back(std::move(line));
   return appended;
 }
 
@@ -65,7 +63,7 @@ Result<void> ReportWriter::finish() {
   if (journal_->error()) return fail(*journal_->error());
   report_.run.complete = true;
   const std::string json =
-      lines_.size() == report_.tests.size() ? report_json(report_.run, lines_) : to_json(report_);
+      lines_current_ ? report_json(report_.run, lines_) : to_json(report_);
   if (auto ok = write_report_files_with(dir_, report_, stem_, json); !ok) return ok;
   journal_->close_and_remove();
   return {};

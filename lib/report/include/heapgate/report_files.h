@@ -99,6 +99,7 @@ class ReportWriter {
   /// again).
   std::vector<TestRecord>& records() noexcept {
     lines_.clear();
+    lines_current_ = false;
     return report_.tests;
   }
   /// `<dir>/<stem>.partial.jsonl`.
@@ -111,8 +112,9 @@ class ReportWriter {
   std::string dir_;
   std::string stem_;
   Report report_;
-  // record_json_line() of each record while report_.tests is unchanged since add().
+  // record_json_line() of each record, kept until records() lets them change.
   std::vector<std::string> lines_;
+  bool lines_current_ = true;
   std::optional<ReportJournal> journal_;  // always set after construction
   bool finished_ = false;
 };
