@@ -60,13 +60,10 @@ Result<void> ReportJournal::append(std::string_view record_line) {
     return fail(make_error(ErrorCode::conflict, path_, "append() after close_and_remove()",
                            "append every record before closing the journal"));
   }
-  // One fwrite of a whole line, then fflush: the line reaches the kernel at
-  // once, so a crash of the process afterwards cannot lose it.
-  std::string line;
-  line.reserve(record_line.size() + 1);
-  line += record_line;
-  line += '\n';
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
+  // The line and its newline, then fflush: the whole line reaches the kernel
+  // before append() returns, so a crash of the process afterwards cannot lose it.
+  if (std::fwrite(record_line.data(), 1, record_line.size(), file_) != record_line.size() ||
+      std::fputc('\n', file_) == EOF || std::fflush(file_) != 0) {
     return fail(dir_error(dir_, "cannot append to the journal " + path_ + ": " + std::strerror(errno)));
   }
   return {};

@@ -62,8 +62,7 @@ Result<void> ReportWriter::finish() {
   finished_ = true;
   if (journal_->error()) return fail(*journal_->error());
   report_.run.complete = true;
-  const std::string json =
-      lines_current_ ? report_json(report_.run, lines_) : to_json(report_);
+  const std::string json = lines_current_ ? report_json(report_.run, lines_) : to_json(report_);
   if (auto ok = write_report_files_with(dir_, report_, stem_, json); !ok) return ok;
   journal_->close_and_remove();
   return {};

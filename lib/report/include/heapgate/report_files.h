@@ -70,8 +70,8 @@ Result<void> write_report_files(const std::string& dir, const Report& report, co
 /// fsync: a crash of the process loses nothing, a crash of the machine may).
 /// Each add costs one record's serialization, so 1,000 tests cost 1,000
 /// small appends rather than 1,000 rewrites; the final JSON reuses those
-/// lines unless records() was asked for them to change. finish() writes the three
-/// files of write_report_files() and removes the journal. read_report()
+/// lines unless records() was asked for them to change. finish() writes the
+/// three files of write_report_files() and removes the journal. read_report()
 /// recovers a journal left by a crash (`run.complete == false`), ignoring a
 /// last line cut off mid-write. Records are also kept in memory (report()).
 ///
