@@ -14,6 +14,10 @@ heapgate_add_test(scope_sampled_test JEMALLOC MALLOC_CONF "prof:true,prof_active
 # Profiling started by MALLOC_CONF: heapgate refuses to interfere (as Mesos does).
 heapgate_add_test(scope_external_test JEMALLOC MALLOC_CONF "prof:true,prof_active:true"
   SOURCES integration/scope_external_test.cpp)
+# No memory for the hooks' block stamps: the locked pointer table counts instead.
+heapgate_add_test(scope_unstamped_test JEMALLOC
+  SOURCES integration/scope_unstamped_test.cpp
+  LABELS scope)
 # No jemalloc at all: mode off, with the reason.
 heapgate_add_test(no_jemalloc_test SOURCES integration/no_jemalloc_test.cpp)
 # jemalloc arriving through LD_PRELOAD into a binary that does not link it.

@@ -2,6 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 // ProfileScope's counts on real jemalloc, in every mode the executable's
 // allocator configuration allows (HEAPGATE_TEST_MODES, set per executable).
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -138,6 +139,54 @@ TEST_P(ScopeTest, BlocksFreedBetweenScopesLeaveNoTrace) {
   EXPECT_EQ(second.deallocations, 7u);
 }
 
+// A block freed while no hook runs leaves its stamp behind (block_stamps.h);
+// jemalloc hands the same address out again (its thread cache is last in,
+// first out), and when a later scope frees that block the old stamp must not
+// pass for one of the later scope's own blocks.
+TEST_P(ScopeTest, AddressesReusedOutsideAnyScopeDoNotCountAsTheLaterScopes) {
+  std::vector<void*> kept;
+  kept.reserve(5);
+  measure([&] { allocate_blocks(kept, 5, 64); });
+  const std::vector<void*> first_addresses = kept;
+  free_blocks(kept);
+  std::vector<void*> reused;
+  reused.reserve(5);
+  allocate_blocks(reused, 5, 64);
+  int same = 0;
+  for (void* p : reused) same += static_cast<int>(std::count(first_addresses.begin(), first_addresses.end(), p));
+  ASSERT_GT(same, 0) << "jemalloc did not reuse any address: the case is not exercised";
+  ScopeResult second = measure([&] {
+    allocate_blocks(blocks_, 2, 64);
+    free_blocks(reused);
+  });
+  EXPECT_EQ(second.allocations, 2u);
+  EXPECT_EQ(second.deallocations, 5u);
+  EXPECT_EQ(second.live_allocations, 2u);
+  EXPECT_EQ(second.live_bytes, 2u * 64);
+  EXPECT_EQ(second.peak_bytes, 2u * 64);
+}
+
+// jemalloc's smallest blocks are 8 bytes apart: each needs its own stamp, or
+// freeing one would forget its neighbour, whose free would then not count.
+TEST_P(ScopeTest, NeighbouringSmallestBlocksAreCountedApart) {
+  std::vector<void*> even;
+  even.reserve(100);
+  std::vector<void*> odd;
+  odd.reserve(100);
+  ScopeResult r = measure([&] {
+    allocate_blocks(blocks_, 200, 8);
+    for (std::size_t i = 0; i < blocks_.size(); ++i) (i % 2 == 0 ? even : odd).push_back(blocks_[i]);
+    blocks_.clear();
+    free_blocks(even);
+    free_blocks(odd);
+  });
+  EXPECT_EQ(r.allocations, 200u);
+  EXPECT_EQ(r.deallocations, 200u);
+  EXPECT_EQ(r.live_allocations, 0u);
+  EXPECT_EQ(r.live_bytes, 0u);
+  EXPECT_EQ(r.peak_bytes, 200u * 8);
+}
+
 TEST_P(ScopeTest, PeakIsTheHighestLivePoint) {
   ScopeResult r = measure([&] {
     allocate_blocks(blocks_, 10, 4096);
@@ -175,6 +224,26 @@ TEST_P(ScopeTest, ReallocCountsAsFreeAndAllocation) {
   EXPECT_EQ(r.allocated_bytes, 16u + 16384u);
   EXPECT_EQ(r.live_allocations, 1u);
   EXPECT_EQ(r.live_bytes, 16384u);
+}
+
+// A large block shrinks where it is: jemalloc reports the resize after it
+// happened, so the block's old size must come from the report, not from
+// asking jemalloc again.
+TEST_P(ScopeTest, ReallocInPlaceCountsTheOldSizeFreed) {
+  ScopeResult r = measure([&] {
+    void* p = std::malloc(65536);
+    testing::escape(p);
+    void* q = std::realloc(p, 32768);
+    testing::escape(q);
+    blocks_.push_back(q);
+    ASSERT_EQ(q, p) << "jemalloc moved the block: the in-place case is not exercised";
+  });
+  EXPECT_EQ(r.allocations, 2u);
+  EXPECT_EQ(r.deallocations, 1u);
+  EXPECT_EQ(r.allocated_bytes, 65536u + 32768u);
+  EXPECT_EQ(r.live_allocations, 1u);
+  EXPECT_EQ(r.live_bytes, 32768u);
+  EXPECT_EQ(r.peak_bytes, 65536u);
 }
 
 TEST_P(ScopeTest, CountsEveryThread) {

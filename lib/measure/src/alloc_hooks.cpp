@@ -13,6 +13,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/sys.h"
+#include "block_stamps.h"
 #include "live_table.h"
 #include "stack_capture.h"
 
@@ -214,24 +215,19 @@ Totals all_threads_locked() noexcept {
   return sum;
 }
 
-// Live allocations made while any window was open: pointer -> (epoch, usable
-// size), 16 bytes an entry, four to a cache line (live_table.h).
+// Which window each live block was allocated in: a stamp per heap granule
+// (block_stamps.h), no lock and no growth. A block whose stamp cannot be had
+// (an address beyond the stamps' range, or no memory for a leaf) goes to a
+// locked pointer table instead, so it is still counted exactly.
+BlockStamps g_stamps;
 struct Entry {
   std::uintptr_t key;  // 0 = empty
   std::uint32_t epoch;
   std::uint32_t size;  // usable size, packed by pack_size
 };
-using Shard = LiveTable<Entry>;
-
-constexpr std::size_t kShards = 64;
-struct alignas(64) PaddedShard {
-  Shard shard;
-};
-PaddedShard g_shards[kShards];
-
-Shard& shard_of(std::uintptr_t key) noexcept {
-  return g_shards[((key >> 12) * 0xC2B2AE3D27D4EB4Full >> 58) & (kShards - 1)].shard;
-}
+LiveTable<Entry> g_unstamped;
+std::atomic<bool> g_unstamped_used{false};
+using Locked = std::lock_guard<LiveTable<Entry>>;
 
 // Adds one block (count +1) or removes one (-1) from this thread's share.
 void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t count, std::int64_t bytes) noexcept {
@@ -254,10 +250,13 @@ void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept 
   if (active == 0) return;
   const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  Shard& shard = shard_of(key);
-  shard.lock();
-  shard.insert(Entry{key, epoch, pack_size(usize)});
-  shard.unlock();
+  if (BlockStamps::Stamp* stamp = g_stamps.find_or_add(key)) {
+    stamp->store(epoch, std::memory_order_relaxed);
+  } else {
+    g_unstamped_used.store(true, std::memory_order_relaxed);
+    Locked lock(g_unstamped);
+    g_unstamped.insert(Entry{key, epoch, pack_size(usize)});
+  }
   const auto size = static_cast<std::int64_t>(usize);
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
     const int i = __builtin_ctzll(bits);
@@ -266,20 +265,40 @@ void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept 
   }
 }
 
-void record_dalloc_in(ThreadSlot* slot, void* ptr) noexcept {
-  bump(slot->deallocations, 1);
+// The block's epoch and usable size if it was allocated while a window
+// counted and is still tracked (then it is forgotten); false otherwise.
+// `usize` is its size if the caller knows it, else 0: the free hook runs
+// before jemalloc frees the block, so jemalloc still knows it.
+bool take_block(void* ptr, std::uint64_t usize, std::uint32_t* epoch, std::int64_t* size) noexcept {
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  Shard& shard = shard_of(key);
+  if (BlockStamps::Stamp* stamp = g_stamps.find(key)) {
+    *epoch = stamp->load(std::memory_order_relaxed);
+    if (*epoch != 0) {
+      stamp->store(0, std::memory_order_relaxed);
+      *size = static_cast<std::int64_t>(usize != 0 ? usize : g_sallocx(ptr, 0));
+      return true;
+    }
+  }
+  if (!g_unstamped_used.load(std::memory_order_relaxed)) return false;
   Entry entry;
-  shard.lock();
-  bool found = shard.erase(key, &entry);
-  shard.unlock();
-  if (!found) return;  // allocated before any open window: not ours to count
-  const auto size = static_cast<std::int64_t>(unpack_size(entry.size));
+  {
+    Locked lock(g_unstamped);
+    if (!g_unstamped.erase(key, &entry)) return false;
+  }
+  *epoch = entry.epoch;
+  *size = static_cast<std::int64_t>(unpack_size(entry.size));
+  return true;
+}
+
+void record_dalloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept {
+  bump(slot->deallocations, 1);
+  std::uint32_t epoch;
+  std::int64_t size;
+  if (!take_block(ptr, usize, &epoch, &size)) return;  // allocated outside every window: not ours to count
   for (std::uint64_t bits = g_windows_active.load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
     const int i = __builtin_ctzll(bits);
     const std::uint32_t window_epoch = g_windows[i].epoch.load(std::memory_order_relaxed);
-    if (in_window(entry.epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
+    if (in_window(epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
   }
 }
 
@@ -289,10 +308,11 @@ void record_alloc(void* ptr, std::uint64_t usize) noexcept {
   record_alloc_in(&g_unregistered, ptr, usize);
 }
 
-void record_dalloc(void* ptr) noexcept {
-  if (ThreadSlot* slot = current_slot()) return record_dalloc_in(slot, ptr);
+// `usize`: the block's usable size if known, else 0 (see take_block).
+void record_dalloc(void* ptr, std::uint64_t usize) noexcept {
+  if (ThreadSlot* slot = current_slot()) return record_dalloc_in(slot, ptr, usize);
   std::lock_guard<std::mutex> lock(g_registry_mutex);
-  record_dalloc_in(&g_unregistered, ptr);
+  record_dalloc_in(&g_unregistered, ptr, usize);
 }
 
 // The hooks also record call stacks while `exact` captures them
@@ -313,16 +333,17 @@ __attribute__((noinline)) void on_alloc(void*, int, void* result, std::uintptr_t
 
 void on_dalloc(void*, int, void* address, std::uintptr_t*) {
   if (address == nullptr) return;
-  record_dalloc(address);
+  record_dalloc(address, 0);
   if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(address);
 }
 
 // In-place realloc: jemalloc's profiler records it as a free plus a new
 // allocation, so counting it the same way keeps `counters` and `exact` equal.
-__attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t, std::size_t new_usize,
+// The hook runs after the resize, so the old size comes from its arguments.
+__attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t old_usize, std::size_t new_usize,
                                          std::uintptr_t, std::uintptr_t*) {
   if (address == nullptr) return;
-  record_dalloc(address);
+  record_dalloc(address, old_usize);
   const bool capturing = g_capturing.load(std::memory_order_relaxed);
   if (capturing) capture_dalloc(address);
   if (t_suppressed) return;
@@ -333,6 +354,7 @@ __attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t,
 bool find_hook_symbols() noexcept {
   if (!allocator_status().hooks_available) return false;
   g_sallocx = reinterpret_cast<SallocxFn>(sys::find_symbol("sallocx"));
+  (void)g_stamps.init();  // without it every block goes to g_unstamped
   return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0;
 }
 
@@ -345,6 +367,7 @@ bool find_hook_symbols() noexcept {
 // from and to zero; std::mutex never allocates.
 std::mutex g_install_mutex;
 void* g_hooks_handle = nullptr;
+std::uint32_t g_stamps_cleared_at = 0;  // the epoch when g_stamps last forgot every stamp
 
 bool install_locked() noexcept {
   // jemalloc keeps a pointer to the struct: it must outlive the process.
@@ -388,7 +411,16 @@ int open_window() noexcept {
   std::lock_guard<std::mutex> install_lock(g_install_mutex);
   const std::uint64_t used = g_windows_used.load(std::memory_order_relaxed);
   if (~used == 0) return kNoFreeWindow;
-  if (used == 0 && g_hooks_handle == nullptr && !install_locked()) return kHooksFailed;
+  if (used == 0) {
+    // Stale stamps compare as older than every new window only while epochs
+    // span less than 2^31; forget them long before that, while no hook runs.
+    const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
+    if (epoch - g_stamps_cleared_at >= (1u << 30)) {
+      g_stamps.clear();
+      g_stamps_cleared_at = epoch;
+    }
+    if (g_hooks_handle == nullptr && !install_locked()) return kHooksFailed;
+  }
   const int index = __builtin_ctzll(~used);
   {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
@@ -461,15 +493,13 @@ WindowResult close_window(int window) noexcept {
   std::uint64_t bit = 1ull << window;
   std::uint64_t before = g_windows_active.fetch_and(~bit, std::memory_order_acq_rel);
   WindowResult r = peek_window(window);
-  if ((before & ~bit) == 0) {
+  if ((before & ~bit) == 0 && g_unstamped_used.load(std::memory_order_relaxed)) {
     // No window is counting: forget the tracked pointers so the table stays
     // small between scopes. A pointer inserted concurrently with this clear
-    // is harmless: its epoch predates every future window.
-    for (auto& s : g_shards) {
-      s.shard.lock();
-      s.shard.clear();
-      s.shard.unlock();
-    }
+    // is harmless: its epoch predates every future window. Stamps need no
+    // clearing for the same reason.
+    Locked lock(g_unstamped);
+    g_unstamped.clear();
   }
   std::lock_guard<std::mutex> lock(g_install_mutex);
   bool last;
