@@ -37,18 +37,18 @@ std::size_t mapped_bytes() {
 class UnstampedScopeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // Room for jemalloc's own growth and the stamps' 8 MiB top level, not
-    // for a 128 MiB leaf.
+    // Room for jemalloc's own growth and the stamps' two 8 MiB top levels,
+    // not for a leaf (64 or 128 MiB).
     const std::size_t now = mapped_bytes();
     ASSERT_GT(now, 0u) << "/proc/self/status has no VmSize";
-    const rlimit limit{now + (64u << 20), now + (64u << 20)};
+    const rlimit limit{now + (40u << 20), now + (40u << 20)};
     ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0);
   }
 
   void SetUp() override {
     HEAPGATE_REQUIRE_COUNTERS();
-    void* leaf = ::mmap(nullptr, 128u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (leaf != MAP_FAILED) ::munmap(leaf, 128u << 20);
+    void* leaf = ::mmap(nullptr, 64u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (leaf != MAP_FAILED) ::munmap(leaf, 64u << 20);
     ASSERT_EQ(leaf, MAP_FAILED) << "a leaf still fits under the limit: the fallback is not exercised";
     blocks_.reserve(10000);
   }

@@ -20,8 +20,13 @@ namespace heapgate::detail {
 // jemalloc hands out a slab's regions in address order, so a loop that
 // allocates or frees neighbours touches neighbouring stamps. No lock: a block
 // is stamped by the thread that allocates it and read by the one that frees
-// it, which the program itself must order after the allocation; distinct
-// blocks never share a granule (jemalloc aligns every block to 8 bytes).
+// it, which the program itself must order after the allocation.
+//
+// One stamp per granule of 2^GranuleBits bytes: two live blocks must never
+// share a granule. The hooks keep two maps: 16-byte granules for blocks whose
+// usable size is a multiple of 16 (jemalloc places those 16-byte aligned),
+// 8-byte granules for the rest (its 8-byte class); half the memory of 8-byte
+// granules for everything.
 //
 // Stamps of blocks freed while no hook ran stay behind. They are harmless:
 // windows opened later have higher epochs, and a block counts in a window
@@ -29,14 +34,15 @@ namespace heapgate::detail {
 //
 // Memory: two levels, as a page table. The top level has a slot per 256 MiB
 // of the 48-bit address space (8 MiB of reserved, mostly untouched memory);
-// each leaf holds the stamps of 256 MiB of heap (128 MiB reserved; pages are
-// backed only where blocks were stamped, 4 bytes per 8 of heap around them).
+// each leaf holds the stamps of 256 MiB of heap (64 or 128 MiB reserved;
+// pages are backed only where blocks were stamped).
+template <unsigned GranuleBits>
 class BlockStamps {
  public:
   using Stamp = std::atomic<std::uint32_t>;
   static constexpr unsigned kAddressBits = 48;
   static constexpr unsigned kLeafBits = 28;  // heap bytes per leaf: 256 MiB
-  static constexpr unsigned kGranuleBits = 3;
+  static constexpr unsigned kGranuleBits = GranuleBits;
 
   // Reserves the top level; false (and every lookup nullptr) if it cannot.
   bool init() noexcept {
@@ -82,9 +88,8 @@ class BlockStamps {
     void* mem = ::mmap(nullptr, kLeafStampBytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED) return nullptr;
-    // Huge pages where the system allows them on request: a 48-byte block
-    // stamps 24 bytes, so a big live heap would otherwise take a page fault
-    // per 8 KiB of it.
+    // Huge pages where the system allows them on request: a big live heap
+    // would otherwise take a page fault per 16 KiB of it.
     (void)::madvise(mem, kLeafStampBytes, MADV_HUGEPAGE);
     Stamp* expected = nullptr;
     auto* leaf = static_cast<Stamp*>(mem);
