@@ -166,25 +166,29 @@ TEST_P(ScopeTest, AddressesReusedOutsideAnyScopeDoNotCountAsTheLaterScopes) {
   EXPECT_EQ(second.peak_bytes, 2u * 64);
 }
 
-// jemalloc's smallest blocks are 8 bytes apart: each needs its own stamp, or
-// freeing one would forget its neighbour, whose free would then not count.
+// jemalloc's smallest blocks are 8 bytes apart, the next 16: each needs its
+// own stamp, or freeing one would forget its neighbour, whose free would then
+// not count.
 TEST_P(ScopeTest, NeighbouringSmallestBlocksAreCountedApart) {
-  std::vector<void*> even;
-  even.reserve(100);
-  std::vector<void*> odd;
-  odd.reserve(100);
-  ScopeResult r = measure([&] {
-    allocate_blocks(blocks_, 200, 8);
-    for (std::size_t i = 0; i < blocks_.size(); ++i) (i % 2 == 0 ? even : odd).push_back(blocks_[i]);
-    blocks_.clear();
-    free_blocks(even);
-    free_blocks(odd);
-  });
-  EXPECT_EQ(r.allocations, 200u);
-  EXPECT_EQ(r.deallocations, 200u);
-  EXPECT_EQ(r.live_allocations, 0u);
-  EXPECT_EQ(r.live_bytes, 0u);
-  EXPECT_EQ(r.peak_bytes, 200u * 8);
+  for (std::size_t size : {8u, 16u}) {
+    SCOPED_TRACE(size);
+    std::vector<void*> even;
+    even.reserve(100);
+    std::vector<void*> odd;
+    odd.reserve(100);
+    ScopeResult r = measure([&] {
+      allocate_blocks(blocks_, 200, size);
+      for (std::size_t i = 0; i < blocks_.size(); ++i) (i % 2 == 0 ? even : odd).push_back(blocks_[i]);
+      blocks_.clear();
+      free_blocks(even);
+      free_blocks(odd);
+    });
+    EXPECT_EQ(r.allocations, 200u);
+    EXPECT_EQ(r.deallocations, 200u);
+    EXPECT_EQ(r.live_allocations, 0u);
+    EXPECT_EQ(r.live_bytes, 0u);
+    EXPECT_EQ(r.peak_bytes, 200u * size);
+  }
 }
 
 TEST_P(ScopeTest, PeakIsTheHighestLivePoint) {
