@@ -37,18 +37,19 @@ std::size_t mapped_bytes() {
 class UnstampedScopeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // Room for jemalloc's own growth and the stamps' two 8 MiB top levels,
-    // not for a leaf (64 or 128 MiB).
+    // Room for jemalloc's own growth, not for the stamps' 8 MiB top level or
+    // any leaf the blocks below would need (8 MiB and more for blocks of at
+    // most 128 bytes).
     const std::size_t now = mapped_bytes();
     ASSERT_GT(now, 0u) << "/proc/self/status has no VmSize";
-    const rlimit limit{now + (40u << 20), now + (40u << 20)};
+    const rlimit limit{now + (4u << 20), now + (4u << 20)};
     ASSERT_EQ(setrlimit(RLIMIT_AS, &limit), 0);
   }
 
   void SetUp() override {
     HEAPGATE_REQUIRE_COUNTERS();
-    void* leaf = ::mmap(nullptr, 64u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (leaf != MAP_FAILED) ::munmap(leaf, 64u << 20);
+    void* leaf = ::mmap(nullptr, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (leaf != MAP_FAILED) ::munmap(leaf, 8u << 20);
     ASSERT_EQ(leaf, MAP_FAILED) << "a leaf still fits under the limit: the fallback is not exercised";
     blocks_.reserve(10000);
   }
@@ -98,15 +99,15 @@ TEST_F(UnstampedScopeTest, BlocksOfAnEarlierScopeFreedInALaterOneDoNotCount) {
 TEST_F(UnstampedScopeTest, NestedScopesEachCountTheirOwnBlocks) {
   ProfileScope outer{"outer", ScopeOptions{Mode::counters}};
   allocate_blocks(blocks_, 10, 64);
-  ScopeResult inner = measure([&] { allocate_blocks(blocks_, 3, 256); });
+  ScopeResult inner = measure([&] { allocate_blocks(blocks_, 3, 128); });
   free_blocks(blocks_);
   auto r = outer.finish();
   ASSERT_TRUE(r) << r.error().message();
   EXPECT_EQ(inner.live_allocations, 3u);
-  EXPECT_EQ(inner.live_bytes, 3u * 256);
+  EXPECT_EQ(inner.live_bytes, 3u * 128);
   EXPECT_EQ(r->allocations, 13u);
   EXPECT_EQ(r->live_allocations, 0u);
-  EXPECT_EQ(r->peak_bytes, 10u * 64 + 3u * 256);
+  EXPECT_EQ(r->peak_bytes, 10u * 64 + 3u * 128);
 }
 
 }  // namespace

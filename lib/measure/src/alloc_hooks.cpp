@@ -219,14 +219,7 @@ Totals all_threads_locked() noexcept {
 // (block_stamps.h), no lock and no growth. A block whose stamp cannot be had
 // (an address beyond the stamps' range, or no memory for a leaf) goes to a
 // locked pointer table instead, so it is still counted exactly.
-BlockStamps<4> g_stamps;       // blocks of usable size 16, 32, 48...: 16-byte aligned
-BlockStamps<3> g_small_stamps;  // the others: jemalloc's 8-byte class
-std::atomic<std::uint32_t>* find_stamp(std::uintptr_t key, std::uint64_t usize) noexcept {
-  return usize % 16 == 0 ? g_stamps.find(key) : g_small_stamps.find(key);
-}
-std::atomic<std::uint32_t>* find_or_add_stamp(std::uintptr_t key, std::uint64_t usize) noexcept {
-  return usize % 16 == 0 ? g_stamps.find_or_add(key) : g_small_stamps.find_or_add(key);
-}
+BlockStamps g_stamps;
 struct Entry {
   std::uintptr_t key;  // 0 = empty
   std::uint32_t epoch;
@@ -257,7 +250,7 @@ void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept 
   if (active == 0) return;
   const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  if (std::atomic<std::uint32_t>* stamp = find_or_add_stamp(key, usize)) {
+  if (std::atomic<std::uint32_t>* stamp = g_stamps.find_or_add(key, usize)) {
     stamp->store(epoch, std::memory_order_relaxed);
   } else {
     g_unstamped_used.store(true, std::memory_order_relaxed);
@@ -279,7 +272,7 @@ void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept 
 bool take_block(void* ptr, std::uint64_t usize, std::uint32_t* epoch, std::int64_t* size) noexcept {
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
   if (usize == 0) usize = g_sallocx(ptr, 0);
-  if (std::atomic<std::uint32_t>* stamp = find_stamp(key, usize)) {
+  if (std::atomic<std::uint32_t>* stamp = g_stamps.find(key, usize)) {
     *epoch = stamp->load(std::memory_order_relaxed);
     if (*epoch != 0) {
       stamp->store(0, std::memory_order_relaxed);
@@ -362,9 +355,7 @@ __attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t 
 bool find_hook_symbols() noexcept {
   if (!allocator_status().hooks_available) return false;
   g_sallocx = reinterpret_cast<SallocxFn>(sys::find_symbol("sallocx"));
-  // Without them every block goes to g_unstamped.
-  (void)g_stamps.init();
-  (void)g_small_stamps.init();
+  (void)g_stamps.init();  // without it every block goes to g_unstamped
   return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0;
 }
 
@@ -427,7 +418,6 @@ int open_window() noexcept {
     const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
     if (epoch - g_stamps_cleared_at >= (1u << 30)) {
       g_stamps.clear();
-      g_small_stamps.clear();
       g_stamps_cleared_at = epoch;
     }
     if (g_hooks_handle == nullptr && !install_locked()) return kHooksFailed;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // Where the allocation hooks remember which window a live block was allocated
-// in: a stamp beside each 8-byte granule of the heap, found from the block's
+// in: a stamp beside each granule of the heap, found from the block's
 // address alone (docs/performance.md, "A stamp per block").
 #pragma once
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -22,51 +23,62 @@ namespace heapgate::detail {
 // is stamped by the thread that allocates it and read by the one that frees
 // it, which the program itself must order after the allocation.
 //
-// One stamp per granule of 2^GranuleBits bytes: two live blocks must never
-// share a granule. The hooks keep two maps: 16-byte granules for blocks whose
-// usable size is a multiple of 16 (jemalloc places those 16-byte aligned),
-// 8-byte granules for the rest (its 8-byte class); half the memory of 8-byte
-// granules for everything.
+// One stamp per granule of the heap, and two live blocks must never share a
+// granule. Granules grow with the block: a block is stamped in the map whose
+// granule is its usable size rounded down to a power of two 2^k (k from 3,
+// jemalloc's 8-byte class, to 12, a page, for every larger block). Live blocks
+// do not overlap, so two of them in the same map start at least 2^k bytes
+// apart, in different granules. A map of 8-byte granules for everything cost
+// 4 bytes of stamps per 8 of heap; most of that memory was fresh pages the
+// kernel had to zero, which on the machine of docs/performance.md cost more
+// than the stamping itself.
 //
 // Stamps of blocks freed while no hook ran stay behind. They are harmless:
 // windows opened later have higher epochs, and a block counts in a window
 // only when its stamp is the window's epoch or later.
 //
-// Memory: two levels, as a page table. The top level has a slot per 256 MiB
-// of the 48-bit address space (8 MiB of reserved, mostly untouched memory);
-// each leaf holds the stamps of 256 MiB of heap (64 or 128 MiB reserved;
-// pages are backed only where blocks were stamped).
-template <unsigned GranuleBits>
+// Memory: two levels, as a page table. The top level has a slot per region of
+// 256 MiB of the 48-bit address space (8 MiB reserved, mostly untouched);
+// a region holds one leaf per granule size, of 128 MiB (8-byte granules) down
+// to 256 KiB (pages) reserved. Only pages where blocks were stamped are backed.
 class BlockStamps {
  public:
   using Stamp = std::atomic<std::uint32_t>;
   static constexpr unsigned kAddressBits = 48;
-  static constexpr unsigned kLeafBits = 28;  // heap bytes per leaf: 256 MiB
-  static constexpr unsigned kGranuleBits = GranuleBits;
+  static constexpr unsigned kRegionBits = 28;  // heap bytes per region: 256 MiB
+  static constexpr unsigned kMinGranuleBits = 3;
+  static constexpr unsigned kMaxGranuleBits = 12;
 
   // Reserves the top level; false (and every lookup nullptr) if it cannot.
   bool init() noexcept {
-    void* mem = ::mmap(nullptr, kTopSlots * sizeof(Leaf), PROT_READ | PROT_WRITE,
+    void* mem = ::mmap(nullptr, kTopSlots * sizeof(std::atomic<Region*>), PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED) return false;
-    top_ = static_cast<std::atomic<Stamp*>*>(mem);
+    top_ = static_cast<std::atomic<Region*>*>(mem);
     return true;
   }
 
-  // The stamp of the block at `address`, nullptr if no block there was ever stamped.
-  Stamp* find(std::uintptr_t address) const noexcept {
+  // The stamp of the block of usable size `usize` at `address`, nullptr if
+  // no block of its granule size there was ever stamped.
+  Stamp* find(std::uintptr_t address, std::uint64_t usize) const noexcept {
     if (top_ == nullptr || (address >> kAddressBits) != 0) return nullptr;
-    Stamp* leaf = top_[address >> kLeafBits].load(std::memory_order_acquire);
-    return leaf == nullptr ? nullptr : leaf + ((address & kLeafMask) >> kGranuleBits);
+    Region* region = top_[address >> kRegionBits].load(std::memory_order_acquire);
+    if (region == nullptr) return nullptr;
+    const unsigned bits = granule_bits(usize);
+    Stamp* leaf = region->leaves[bits - kMinGranuleBits].load(std::memory_order_acquire);
+    return leaf == nullptr ? nullptr : leaf + ((address & kRegionMask) >> bits);
   }
 
-  // The stamp of the block at `address`, mapping its leaf first if needed;
-  // nullptr if the address is beyond kAddressBits or memory ran out.
-  Stamp* find_or_add(std::uintptr_t address) noexcept {
-    if (Stamp* stamp = find(address)) return stamp;
+  // The same, mapping the region and the leaf first if needed; nullptr if
+  // the address is beyond kAddressBits or memory ran out.
+  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept {
+    if (Stamp* stamp = find(address, usize)) return stamp;
     if (top_ == nullptr || (address >> kAddressBits) != 0) return nullptr;
-    Stamp* leaf = add_leaf(top_[address >> kLeafBits]);
-    return leaf == nullptr ? nullptr : leaf + ((address & kLeafMask) >> kGranuleBits);
+    Region* region = add_region(top_[address >> kRegionBits]);
+    if (region == nullptr) return nullptr;
+    const unsigned bits = granule_bits(usize);
+    Stamp* leaf = add_leaf(region->leaves[bits - kMinGranuleBits], bits);
+    return leaf == nullptr ? nullptr : leaf + ((address & kRegionMask) >> bits);
   }
 
   // Forgets every stamp (for when epochs are about to wrap). Only while no
@@ -74,31 +86,49 @@ class BlockStamps {
   void clear() noexcept {
     if (top_ == nullptr) return;
     for (std::size_t i = 0; i < kTopSlots; ++i) {
-      if (Stamp* leaf = top_[i].load(std::memory_order_acquire)) (void)::madvise(leaf, kLeafStampBytes, MADV_DONTNEED);
+      Region* region = top_[i].load(std::memory_order_acquire);
+      if (region == nullptr) continue;
+      for (unsigned bits = kMinGranuleBits; bits <= kMaxGranuleBits; ++bits) {
+        if (Stamp* leaf = region->leaves[bits - kMinGranuleBits].load(std::memory_order_acquire)) {
+          (void)::madvise(leaf, leaf_bytes(bits), MADV_DONTNEED);
+        }
+      }
     }
   }
 
  private:
-  using Leaf = std::atomic<Stamp*>;
-  static constexpr std::size_t kTopSlots = std::size_t{1} << (kAddressBits - kLeafBits);
-  static constexpr std::uintptr_t kLeafMask = (std::uintptr_t{1} << kLeafBits) - 1;
-  static constexpr std::size_t kLeafStampBytes = (std::size_t{1} << (kLeafBits - kGranuleBits)) * sizeof(Stamp);
+  struct Region {
+    std::atomic<Stamp*> leaves[kMaxGranuleBits - kMinGranuleBits + 1];
+  };
+  static constexpr std::size_t kTopSlots = std::size_t{1} << (kAddressBits - kRegionBits);
+  static constexpr std::uintptr_t kRegionMask = (std::uintptr_t{1} << kRegionBits) - 1;
 
-  __attribute__((noinline, cold)) static Stamp* add_leaf(Leaf& slot) noexcept {
-    void* mem = ::mmap(nullptr, kLeafStampBytes, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mem == MAP_FAILED) return nullptr;
-    // Huge pages where the system allows them on request: a big live heap
-    // would otherwise take a page fault per 16 KiB of it.
-    (void)::madvise(mem, kLeafStampBytes, MADV_HUGEPAGE);
-    Stamp* expected = nullptr;
-    auto* leaf = static_cast<Stamp*>(mem);
-    if (slot.compare_exchange_strong(expected, leaf, std::memory_order_acq_rel)) return leaf;
-    ::munmap(mem, kLeafStampBytes);  // another thread added it first
-    return expected;
+  static unsigned granule_bits(std::uint64_t usize) noexcept {
+    const auto bits = static_cast<unsigned>(63 - __builtin_clzll(usize | 1));
+    return std::clamp(bits, kMinGranuleBits, kMaxGranuleBits);
+  }
+  static constexpr std::size_t leaf_bytes(unsigned bits) noexcept {
+    return (std::size_t{1} << (kRegionBits - bits)) * sizeof(Stamp);
   }
 
-  std::atomic<Stamp*>* top_ = nullptr;
+  // Memory for a region or a leaf, published in `slot` unless another
+  // thread got there first; nullptr if there is no memory.
+  template <typename T>
+  __attribute__((noinline, cold)) static T* add(std::atomic<T*>& slot, std::size_t bytes) noexcept {
+    if (T* existing = slot.load(std::memory_order_acquire)) return existing;
+    void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) return nullptr;
+    T* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, static_cast<T*>(mem), std::memory_order_acq_rel)) {
+      return static_cast<T*>(mem);
+    }
+    ::munmap(mem, bytes);
+    return expected;
+  }
+  static Region* add_region(std::atomic<Region*>& slot) noexcept { return add(slot, sizeof(Region)); }
+  static Stamp* add_leaf(std::atomic<Stamp*>& slot, unsigned bits) noexcept { return add(slot, leaf_bytes(bits)); }
+
+  std::atomic<Region*>* top_ = nullptr;
 };
 
 }  // namespace heapgate::detail
