@@ -61,7 +61,7 @@ class BlockStamps {
   // The stamp of the block of usable size `usize` at `address`, nullptr if
   // no block of its granule size there was ever stamped.
   Stamp* find(std::uintptr_t address, std::uint64_t usize) const noexcept {
-    if (top_ == nullptr || (address >> kAddressBits) != 0) return nullptr;
+    if (top_ == nullptr || !in_range(address)) return nullptr;
     Region* region = top_[address >> kRegionBits].load(std::memory_order_acquire);
     if (region == nullptr) return nullptr;
     const unsigned bits = granule_bits(usize);
@@ -73,7 +73,7 @@ class BlockStamps {
   // the address is beyond kAddressBits or memory ran out.
   Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept {
     if (Stamp* stamp = find(address, usize)) return stamp;
-    if (top_ == nullptr || (address >> kAddressBits) != 0) return nullptr;
+    if (top_ == nullptr || !in_range(address)) return nullptr;
     Region* region = add_region(top_[address >> kRegionBits]);
     if (region == nullptr) return nullptr;
     const unsigned bits = granule_bits(usize);
@@ -110,6 +110,10 @@ class BlockStamps {
   static constexpr std::size_t kTopSlots = std::size_t{1} << (kAddressBits - kRegionBits);
   static constexpr std::uintptr_t kRegionMask = (std::uintptr_t{1} << kRegionBits) - 1;
 
+  // Widened first: shifting a 32-bit uintptr_t by 48 would be undefined.
+  static bool in_range(std::uintptr_t address) noexcept {
+    return (static_cast<std::uint64_t>(address) >> kAddressBits) == 0;
+  }
   static unsigned granule_bits(std::uint64_t usize) noexcept {
     const auto bits = static_cast<unsigned>(63 - __builtin_clzll(usize | 1));
     return std::clamp(bits, kMinGranuleBits, kMaxGranuleBits);
