@@ -46,9 +46,10 @@ __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_skipped_
 
 SallocxFn g_sallocx = nullptr;
 
-// The hot path writes only memory its own thread owns (ThreadSlot) plus one
-// locked table shard: a process-wide atomic add per allocation costs a locked
-// instruction and, with threads, a cache line bouncing between cores. Window
+// The hot path writes only memory its own thread owns (ThreadSlot) plus the
+// block's own stamp, with no locked instruction: a process-wide atomic add per
+// allocation costs a locked instruction and, with threads, a cache line
+// bouncing between cores. Window
 // membership comes from an epoch that changes only when a window opens.
 // Counters a reader sums while the owner writes are relaxed atomics the owner
 // updates with a plain load and store (bump), which compiles to an ordinary add.
