@@ -51,34 +51,18 @@ class BlockStamps {
 
   // Reserves the top level; false (and every lookup nullptr) if it cannot.
   bool init() noexcept {
-    void* mem = ::mmap(nullptr, kTopSlots * sizeof(std::atomic<Region*>), PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mem == MAP_FAILED) return false;
-    top_ = static_cast<std::atomic<Region*>*>(mem);
-    return true;
+    top_ = static_cast<std::atomic<Region*>*>(reserve(kTopSlots * sizeof(std::atomic<Region*>), false));
+    return top_ != nullptr;
   }
 
   // The stamp of the block of usable size `usize` at `address`, nullptr if
   // no block of its granule size there was ever stamped.
-  Stamp* find(std::uintptr_t address, std::uint64_t usize) const noexcept {
-    if (top_ == nullptr || !in_range(address)) return nullptr;
-    Region* region = top_[address >> kRegionBits].load(std::memory_order_acquire);
-    if (region == nullptr) return nullptr;
-    const unsigned bits = granule_bits(usize);
-    Stamp* leaf = region->leaves[bits - kMinGranuleBits].load(std::memory_order_acquire);
-    return leaf == nullptr ? nullptr : leaf + ((address & kRegionMask) >> bits);
-  }
+  Stamp* find(std::uintptr_t address, std::uint64_t usize) const noexcept { return locate<false>(address, usize); }
 
   // The same, mapping the region and the leaf first if needed; nullptr if
   // the address is beyond kAddressBits or memory ran out.
-  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept {
-    if (Stamp* stamp = find(address, usize)) return stamp;
-    if (top_ == nullptr || !in_range(address)) return nullptr;
-    Region* region = add_region(top_[address >> kRegionBits]);
-    if (region == nullptr) return nullptr;
-    const unsigned bits = granule_bits(usize);
-    Stamp* leaf = add_leaf(region->leaves[bits - kMinGranuleBits], bits);
-    return leaf == nullptr ? nullptr : leaf + ((address & kRegionMask) >> bits);
+  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) const noexcept {
+    return locate<true>(address, usize);
   }
 
   // Forgets every stamp (for when epochs are about to wrap). Only while no
@@ -122,24 +106,47 @@ class BlockStamps {
     return (std::size_t{1} << (kRegionBits - bits)) * sizeof(Stamp);
   }
 
+  template <bool kAdd>
+  Stamp* locate(std::uintptr_t address, std::uint64_t usize) const noexcept {
+    if (top_ == nullptr || !in_range(address)) return nullptr;
+    std::atomic<Region*>& region_slot = top_[address >> kRegionBits];
+    Region* region = region_slot.load(std::memory_order_acquire);
+    if (region == nullptr) {
+      if (!kAdd) return nullptr;
+      region = add(region_slot, sizeof(Region), false);
+      if (region == nullptr) return nullptr;
+    }
+    const unsigned bits = granule_bits(usize);
+    std::atomic<Stamp*>& leaf_slot = region->leaves[bits - kMinGranuleBits];
+    Stamp* leaf = leaf_slot.load(std::memory_order_acquire);
+    if (leaf == nullptr) {
+      if (!kAdd) return nullptr;
+      leaf = add(leaf_slot, leaf_bytes(bits), bits <= kHugePageGranuleBits);
+      if (leaf == nullptr) return nullptr;
+    }
+    return leaf + ((address & kRegionMask) >> bits);
+  }
+
+  // Zeroed memory from the kernel, backed only where touched; nullptr if none.
+  static void* reserve(std::size_t bytes, bool huge_pages) noexcept {
+    void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mem == MAP_FAILED) return nullptr;
+    if (huge_pages) (void)::madvise(mem, bytes, MADV_HUGEPAGE);
+    return mem;
+  }
+
   // Memory for a region or a leaf, published in `slot` unless another
   // thread got there first; nullptr if there is no memory.
   template <typename T>
   __attribute__((noinline, cold)) static T* add(std::atomic<T*>& slot, std::size_t bytes, bool huge_pages) noexcept {
-    if (T* existing = slot.load(std::memory_order_acquire)) return existing;
-    void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mem == MAP_FAILED) return nullptr;
-    if (huge_pages) (void)::madvise(mem, bytes, MADV_HUGEPAGE);
+    void* mem = reserve(bytes, huge_pages);
+    if (mem == nullptr) return nullptr;
     T* expected = nullptr;
     if (slot.compare_exchange_strong(expected, static_cast<T*>(mem), std::memory_order_acq_rel)) {
       return static_cast<T*>(mem);
     }
-    ::munmap(mem, bytes);
+    ::munmap(mem, bytes);  // another thread added it first
     return expected;
-  }
-  static Region* add_region(std::atomic<Region*>& slot) noexcept { return add(slot, sizeof(Region), false); }
-  static Stamp* add_leaf(std::atomic<Stamp*>& slot, unsigned bits) noexcept {
-    return add(slot, leaf_bytes(bits), bits <= kHugePageGranuleBits);
   }
 
   std::atomic<Region*>* top_ = nullptr;
