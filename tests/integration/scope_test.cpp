@@ -48,14 +48,7 @@ class ScopeTest : public ::testing::TestWithParam<Mode> {
   }
   void TearDown() override { free_blocks(blocks_); }
 
-  ScopeResult measure(const std::function<void()>& body) {
-    ProfileScope scope{"t", ScopeOptions{GetParam()}};
-    EXPECT_EQ(scope.mode(), GetParam());
-    body();
-    auto result = scope.finish();
-    EXPECT_TRUE(result) << (result ? "" : result.error().message());
-    return result ? *result : ScopeResult{};
-  }
+  ScopeResult measure(const std::function<void()>& body) { return testing::measure_scope(GetParam(), body); }
 
   std::vector<void*> blocks_;
 };

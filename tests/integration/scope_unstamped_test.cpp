@@ -55,14 +55,7 @@ class UnstampedScopeTest : public ::testing::Test {
   }
   void TearDown() override { free_blocks(blocks_); }
 
-  ScopeResult measure(const std::function<void()>& body) {
-    ProfileScope scope{"unstamped", ScopeOptions{Mode::counters}};
-    EXPECT_EQ(scope.mode(), Mode::counters);
-    body();
-    auto result = scope.finish();
-    EXPECT_TRUE(result) << (result ? "" : result.error().message());
-    return result ? *result : ScopeResult{};
-  }
+  ScopeResult measure(const std::function<void()>& body) { return testing::measure_scope(Mode::counters, body); }
 
   std::vector<void*> blocks_;
 };

@@ -7,8 +7,13 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 #include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/profile_scope.h"
 
 namespace heapgate::testing {
 
@@ -28,6 +33,17 @@ __attribute__((noinline)) inline void allocate_blocks(std::vector<void*>& out, s
 __attribute__((noinline)) inline void free_blocks(std::vector<void*>& blocks) {
   for (void* p : blocks) std::free(p);
   blocks.clear();
+}
+
+/// What a scope of `mode` measured around `body`; a scope that runs in
+/// another mode or fails to finish fails the calling test.
+inline ScopeResult measure_scope(Mode mode, const std::function<void()>& body) {
+  ProfileScope scope{"t", ScopeOptions{mode}};
+  EXPECT_EQ(scope.mode(), mode);
+  body();
+  auto result = scope.finish();
+  EXPECT_TRUE(result) << (result ? "" : result.error().message());
+  return result ? *result : ScopeResult{};
 }
 
 /// Threads created up front and parked, so thread creation's own allocations
