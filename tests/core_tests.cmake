@@ -14,6 +14,9 @@ heapgate_add_test(scope_sampled_test JEMALLOC MALLOC_CONF "prof:true,prof_active
 # Profiling started by MALLOC_CONF: heapgate refuses to interfere (as Mesos does).
 heapgate_add_test(scope_external_test JEMALLOC MALLOC_CONF "prof:true,prof_active:true"
   SOURCES integration/scope_external_test.cpp)
+# The hooks' block stamps on their own, at made-up addresses.
+heapgate_add_test(block_stamps_test SOURCES unit/block_stamps_test.cpp LABELS scope)
+target_include_directories(block_stamps_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
 # No memory for the hooks' block stamps: the locked pointer table counts instead.
 heapgate_add_test(scope_unstamped_test JEMALLOC
   SOURCES integration/scope_unstamped_test.cpp

@@ -2,7 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 // Where the allocation hooks remember which window a live block was allocated
 // in: a stamp beside each granule of the heap, found from the block's
-// address alone (docs/performance.md, "A stamp per block").
+// address alone (docs/performance.md, "A stamp per block" and "Stamps by the
+// page").
 #pragma once
 
 #include <sys/mman.h>
@@ -11,43 +12,55 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <mutex>
 
 namespace heapgate::detail {
 
 // A stamp is the epoch of the window the block at that address was allocated
 // in, 0 if none. A hash table of live blocks missed the cache on almost every
 // insert and erase once 100k+ blocks stayed live, and had to grow and be
-// cleared. A stamp sits at a fixed place computed from the address, and
-// jemalloc hands out a slab's regions in address order, so a loop that
-// allocates or frees neighbours touches neighbouring stamps. No lock: a block
-// is stamped by the thread that allocates it and read by the one that frees
-// it, which the program itself must order after the allocation.
+// cleared. A stamp sits at a place computed from the address, and jemalloc
+// hands out a slab's regions in address order, so a loop that allocates or
+// frees neighbours touches neighbouring stamps. No lock: a block is stamped by
+// the thread that allocates it and read by the one that frees it, which the
+// program itself must order after the allocation.
 //
-// One stamp per granule of the heap, and two live blocks must never share a
-// granule. Granules grow with the block: a block is stamped in the map whose
-// granule is its usable size rounded down to a power of two 2^k (k from 3,
-// jemalloc's 8-byte class, to 12, a page, for every larger block). Live blocks
-// do not overlap, so two of them in the same map start at least 2^k bytes
-// apart, in different granules. A map of 8-byte granules for everything cost
-// 4 bytes of stamps per 8 of heap; most of that memory was fresh pages the
-// kernel had to zero, which on the machine of docs/performance.md cost more
-// than the stamping itself.
+// Stamps by the page. Every 4 KiB page of the heap where a block starts has a
+// run of stamps, one per granule of the page. The granule is the block's
+// usable size rounded down to a power of two 2^k (k from 3, jemalloc's 8-byte
+// class, to 12, a page, for every larger block). Blocks that start in one
+// page are all of one size class (jemalloc's slabs and large extents are whole
+// pages), so live blocks of a page start at least 2^k bytes apart, in
+// different granules. A page's entry holds its run's address and k; a block
+// whose k differs from its page's is not stamped. The page had another size
+// class before, all of whose blocks are gone.
 //
-// Stamps of blocks freed while no hook ran stay behind. They are harmless:
-// windows opened later have higher epochs, and a block counts in a window
-// only when its stamp is the window's epoch or later.
+// Memory was the cost that mattered: most stamp pages are fresh, and on the
+// machine of docs/performance.md the kernel zeroing them cost more than the
+// stamping. One map per granule size spanned the whole heap, because slabs of
+// different classes interleave; runs per page cover only the pages of their
+// own class: 256 bytes for a page of 80-byte blocks, 512 for 48-byte ones.
 //
-// Memory: two levels, as a page table. The top level has a slot per region of
-// 256 MiB of the 48-bit address space (8 MiB reserved, mostly untouched);
-// a region holds one leaf per granule size, of 128 MiB (8-byte granules) down
-// to 256 KiB (pages) reserved. Only pages where blocks were stamped are backed.
+// Stamps of blocks freed while no hook ran stay behind, also in a run a page
+// gave up and another page took. They are harmless: a hook
+// runs whenever a window is open, so a stale stamp is from a window that
+// closed before every open window opened, and windows opened later have
+// higher epochs. A block counts in a window only when its stamp is the
+// window's epoch or later.
+//
+// Memory layout: the top level has a slot per region of 256 MiB of the 48-bit
+// address space (8 MiB reserved, mostly untouched); a region holds the entries
+// of its 65,536 pages (512 KiB reserved). Runs come from arenas of huge pages,
+// and the run of a page that changed size class is reused by another page.
 class BlockStamps {
  public:
   using Stamp = std::atomic<std::uint32_t>;
   static constexpr unsigned kAddressBits = 48;
   static constexpr unsigned kRegionBits = 28;  // heap bytes per region: 256 MiB
+  static constexpr unsigned kPageBits = 12;
   static constexpr unsigned kMinGranuleBits = 3;
-  static constexpr unsigned kMaxGranuleBits = 12;
+  static constexpr unsigned kMaxGranuleBits = kPageBits;
 
   // Reserves the top level; false (and every lookup nullptr) if it cannot.
   bool init() noexcept {
@@ -55,44 +68,40 @@ class BlockStamps {
     return top_ != nullptr;
   }
 
-  // The stamp of the block of usable size `usize` at `address`, nullptr if
-  // no block of its granule size there was ever stamped.
-  Stamp* find(std::uintptr_t address, std::uint64_t usize) const noexcept { return locate<false>(address, usize); }
+  // The stamp of the block of usable size `usize` at `address`, nullptr if no
+  // block of its granule size in its page was stamped since the page last
+  // changed size class.
+  Stamp* find(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<false>(address, usize); }
 
-  // The same, mapping the region and the leaf first if needed; nullptr if
-  // the address is beyond kAddressBits or memory ran out.
-  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) const noexcept {
-    return locate<true>(address, usize);
-  }
+  // The same, giving the page a run of stamps for that granule size first if
+  // needed; nullptr if the address is beyond kAddressBits or memory ran out.
+  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<true>(address, usize); }
 
-  // Forgets every stamp (for when epochs are about to wrap). Only while no
-  // hook stamps: a stamp written concurrently would merely be stale.
+  // Forgets every stamp (for when epochs are about to wrap): every page loses
+  // its run, and the runs are abandoned. Only while no hook stamps; a hook
+  // running concurrently merely leaves a stale stamp in an abandoned run.
   void clear() noexcept {
     if (top_ == nullptr) return;
     for (std::size_t i = 0; i < kTopSlots; ++i) {
-      Region* region = top_[i].load(std::memory_order_acquire);
-      if (region == nullptr) continue;
-      for (unsigned bits = kMinGranuleBits; bits <= kMaxGranuleBits; ++bits) {
-        if (Stamp* leaf = region->leaves[bits - kMinGranuleBits].load(std::memory_order_acquire)) {
-          (void)::madvise(leaf, leaf_bytes(bits), MADV_DONTNEED);
-        }
+      if (Region* region = top_[i].load(std::memory_order_acquire)) {
+        (void)::madvise(region, sizeof(Region), MADV_DONTNEED);
       }
     }
+    runs_.forget_spares();
   }
 
  private:
+  // A page's entry: the address of its run (16-byte aligned) with k - 2 in
+  // the low four bits; 0 if the page has none.
+  using PageEntry = std::atomic<std::uintptr_t>;
+  static constexpr std::uintptr_t kTagMask = 15;
+  static constexpr std::size_t kPagesPerRegion = std::size_t{1} << (kRegionBits - kPageBits);
   struct Region {
-    std::atomic<Stamp*> leaves[kMaxGranuleBits - kMinGranuleBits + 1];
+    PageEntry pages[kPagesPerRegion];
   };
-  // The stamps of blocks up to 255 bytes are dense (at least one per 128
-  // bytes of their heap): their leaves ask for huge pages, where the system
-  // grants them on request, one fault per 2 MiB of stamps instead of 512.
-  // On the machine of docs/performance.md that took bench/anchor_suite's
-  // counters from 1.36x to 1.27x of off. Sparser leaves stay on small pages,
-  // so a small suite does not back 2 MiB per granule size it touches.
-  static constexpr unsigned kHugePageGranuleBits = 7;
   static constexpr std::size_t kTopSlots = std::size_t{1} << (kAddressBits - kRegionBits);
   static constexpr std::uintptr_t kRegionMask = (std::uintptr_t{1} << kRegionBits) - 1;
+  static constexpr std::uintptr_t kPageMask = (std::uintptr_t{1} << kPageBits) - 1;
 
   // Widened first: shifting a 32-bit uintptr_t by 48 would be undefined.
   static bool in_range(std::uintptr_t address) noexcept {
@@ -102,29 +111,35 @@ class BlockStamps {
     const auto bits = static_cast<unsigned>(63 - __builtin_clzll(usize | 1));
     return std::clamp(bits, kMinGranuleBits, kMaxGranuleBits);
   }
-  static constexpr std::size_t leaf_bytes(unsigned bits) noexcept {
-    return (std::size_t{1} << (kRegionBits - bits)) * sizeof(Stamp);
+  static constexpr std::uintptr_t tag(unsigned bits) noexcept { return bits - kMinGranuleBits + 1; }
+  static constexpr unsigned tag_bits(std::uintptr_t entry) noexcept {
+    return static_cast<unsigned>(entry & kTagMask) + kMinGranuleBits - 1;
+  }
+  // A run's size: one stamp per granule of a page, at least 16 bytes so that
+  // runs stay aligned for the tag.
+  static constexpr std::size_t run_bytes(unsigned bits) noexcept {
+    return std::max<std::size_t>(16, (std::size_t{1} << (kPageBits - bits)) * sizeof(Stamp));
   }
 
   template <bool kAdd>
-  Stamp* locate(std::uintptr_t address, std::uint64_t usize) const noexcept {
+  Stamp* locate(std::uintptr_t address, std::uint64_t usize) noexcept {
     if (top_ == nullptr || !in_range(address)) return nullptr;
     std::atomic<Region*>& region_slot = top_[address >> kRegionBits];
     Region* region = region_slot.load(std::memory_order_acquire);
     if (region == nullptr) {
       if (!kAdd) return nullptr;
-      region = add(region_slot, sizeof(Region), false);
+      region = add_region(region_slot);
       if (region == nullptr) return nullptr;
     }
     const unsigned bits = granule_bits(usize);
-    std::atomic<Stamp*>& leaf_slot = region->leaves[bits - kMinGranuleBits];
-    Stamp* leaf = leaf_slot.load(std::memory_order_acquire);
-    if (leaf == nullptr) {
+    PageEntry& entry = region->pages[(address & kRegionMask) >> kPageBits];
+    std::uintptr_t run = entry.load(std::memory_order_acquire);
+    if ((run & kTagMask) != tag(bits)) {
       if (!kAdd) return nullptr;
-      leaf = add(leaf_slot, leaf_bytes(bits), bits <= kHugePageGranuleBits);
-      if (leaf == nullptr) return nullptr;
+      run = give_run(entry, run, bits);
+      if (run == 0) return nullptr;
     }
-    return leaf + ((address & kRegionMask) >> bits);
+    return reinterpret_cast<Stamp*>(run & ~kTagMask) + ((address & kPageMask) >> bits);
   }
 
   // Zeroed memory from the kernel, backed only where touched; nullptr if none.
@@ -135,21 +150,91 @@ class BlockStamps {
     return mem;
   }
 
-  // Memory for a region or a leaf, published in `slot` unless another
-  // thread got there first; nullptr if there is no memory.
-  template <typename T>
-  __attribute__((noinline, cold)) static T* add(std::atomic<T*>& slot, std::size_t bytes, bool huge_pages) noexcept {
-    void* mem = reserve(bytes, huge_pages);
+  // A region's page entries, published in `slot` unless another thread got
+  // there first; nullptr if there is no memory.
+  __attribute__((noinline, cold)) static Region* add_region(std::atomic<Region*>& slot) noexcept {
+    void* mem = reserve(sizeof(Region), false);
     if (mem == nullptr) return nullptr;
-    T* expected = nullptr;
-    if (slot.compare_exchange_strong(expected, static_cast<T*>(mem), std::memory_order_acq_rel)) {
-      return static_cast<T*>(mem);
+    Region* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, static_cast<Region*>(mem), std::memory_order_acq_rel)) {
+      return static_cast<Region*>(mem);
     }
-    ::munmap(mem, bytes);  // another thread added it first
+    ::munmap(mem, sizeof(Region));  // another thread added it first
     return expected;
   }
 
+  // Runs of stamps, handed out from arenas and taken back when a page
+  // changes size class. Used once per page and class, so a lock is cheap
+  // here; the stamps themselves are written without one.
+  class Runs {
+   public:
+    // A run of `bytes` (a power of two from 16), zero or holding only stale
+    // stamps; nullptr if there is no memory.
+    void* take(std::size_t bytes) noexcept {
+      std::lock_guard<std::mutex> lock(mutex_);
+      void*& spare = spares_[size_index(bytes)];
+      if (spare != nullptr) {
+        void* run = spare;
+        std::memcpy(&spare, run, sizeof spare);
+        std::memset(run, 0, sizeof spare);  // the link is not a stamp
+        return run;
+      }
+      if (static_cast<std::size_t>(end_ - next_) < bytes) {
+        auto* arena = static_cast<char*>(reserve(kArenaBytes, true));
+        if (arena == nullptr) return nullptr;
+        next_ = arena;
+        end_ = arena + kArenaBytes;
+      }
+      void* run = next_;
+      next_ += bytes;
+      return run;
+    }
+    // Takes back a run no page refers to any more.
+    void give(void* run, std::size_t bytes) noexcept {
+      std::lock_guard<std::mutex> lock(mutex_);
+      void*& spare = spares_[size_index(bytes)];
+      std::memcpy(run, &spare, sizeof spare);
+      spare = run;
+    }
+    void forget_spares() noexcept {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::fill(std::begin(spares_), std::end(spares_), nullptr);
+    }
+
+   private:
+    // Reserved, not backed: pages are backed as runs are handed out.
+    static constexpr std::size_t kArenaBytes = std::size_t{64} << 20;
+    static unsigned size_index(std::size_t bytes) noexcept {
+      return static_cast<unsigned>(__builtin_ctzll(bytes)) - 4;  // 16 -> 0 ... 2048 -> 7
+    }
+    std::mutex mutex_;
+    void* spares_[8] = {};
+    char* next_ = nullptr;
+    char* end_ = nullptr;
+  };
+
+  // Gives the page of `entry` (now `seen`) a run for granules of 2^bits and
+  // returns the new entry; 0 if there is no memory. Only a hook allocating a
+  // block in the page calls this, and the page's previous class has no live
+  // block left, so no thread still uses the old run: it becomes a spare.
+  __attribute__((noinline, cold)) std::uintptr_t give_run(PageEntry& entry, std::uintptr_t seen,
+                                                         unsigned bits) noexcept {
+    const std::size_t bytes = run_bytes(bits);
+    while ((seen & kTagMask) != tag(bits)) {
+      void* run = runs_.take(bytes);
+      if (run == nullptr) return 0;
+      const std::uintptr_t wanted = reinterpret_cast<std::uintptr_t>(run) | tag(bits);
+      if (entry.compare_exchange_strong(seen, wanted, std::memory_order_acq_rel)) {
+        if (seen != 0) runs_.give(reinterpret_cast<void*>(seen & ~kTagMask), run_bytes(tag_bits(seen)));
+        return wanted;
+      }
+      runs_.give(run, bytes);  // another thread gave the page a run first
+    }
+    return seen;
+  }
+
   std::atomic<Region*>* top_ = nullptr;
+  Runs runs_;
 };
 
 }  // namespace heapgate::detail
