@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// Counting stays exact when the hooks cannot map a leaf of block stamps
-// (lib/measure/src/block_stamps.h): an address-space limit too small for one
-// leaf sends every block to the locked pointer table instead. Each test runs
-// in its own process (gtest_discover_tests), before any scope mapped a leaf.
+// Counting stays exact when the hooks cannot map their block stamps
+// (lib/measure/src/block_stamps.h): an address-space limit too small for the
+// stamps' top level or an arena of runs sends every block to the locked
+// pointer table instead. Each test runs in its own process
+// (gtest_discover_tests), before any scope mapped stamps.
 #include <sys/mman.h>
 #include <sys/resource.h>
 
@@ -38,8 +39,7 @@ class UnstampedScopeTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // Room for jemalloc's own growth, not for the stamps' 8 MiB top level or
-    // any leaf the blocks below would need (8 MiB and more for blocks of at
-    // most 128 bytes).
+    // their 64 MiB arena of runs.
     const std::size_t now = mapped_bytes();
     ASSERT_GT(now, 0u) << "/proc/self/status has no VmSize";
     const rlimit limit{now + (4u << 20), now + (4u << 20)};
@@ -48,9 +48,9 @@ class UnstampedScopeTest : public ::testing::Test {
 
   void SetUp() override {
     HEAPGATE_REQUIRE_COUNTERS();
-    void* leaf = ::mmap(nullptr, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (leaf != MAP_FAILED) ::munmap(leaf, 8u << 20);
-    ASSERT_EQ(leaf, MAP_FAILED) << "a leaf still fits under the limit: the fallback is not exercised";
+    void* top_level = ::mmap(nullptr, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (top_level != MAP_FAILED) ::munmap(top_level, 8u << 20);
+    ASSERT_EQ(top_level, MAP_FAILED) << "the stamps still fit under the limit: the fallback is not exercised";
     blocks_.reserve(10000);
   }
   void TearDown() override { free_blocks(blocks_); }

@@ -218,7 +218,7 @@ Totals all_threads_locked() noexcept {
 
 // Which window each live block was allocated in: a stamp per heap granule
 // (block_stamps.h), no lock and no growth. A block whose stamp cannot be had
-// (an address beyond the stamps' range, or no memory for a leaf) goes to a
+// (an address beyond the stamps' range, or no memory for its page's run) goes to a
 // locked pointer table instead, so it is still counted exactly.
 BlockStamps g_stamps;
 struct Entry {
