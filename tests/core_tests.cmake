@@ -17,6 +17,9 @@ heapgate_add_test(scope_external_test JEMALLOC MALLOC_CONF "prof:true,prof_activ
 # The hooks' block stamps on their own, at made-up addresses.
 heapgate_add_test(block_stamps_test SOURCES unit/block_stamps_test.cpp LABELS scope)
 target_include_directories(block_stamps_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
+# The hooks' rounding of a request to a usable size, against jemalloc's own.
+heapgate_add_test(size_classes_test JEMALLOC SOURCES unit/size_classes_test.cpp LABELS scope)
+target_include_directories(size_classes_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
 # No memory for the hooks' block stamps: the locked pointer table counts instead.
 heapgate_add_test(scope_unstamped_test JEMALLOC
   SOURCES integration/scope_unstamped_test.cpp

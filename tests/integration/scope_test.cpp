@@ -2,6 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 // ProfileScope's counts on real jemalloc, in every mode the executable's
 // allocator configuration allows (HEAPGATE_TEST_MODES, set per executable).
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -241,6 +243,42 @@ TEST_P(ScopeTest, ReallocInPlaceCountsTheOldSizeFreed) {
   EXPECT_EQ(r.live_allocations, 1u);
   EXPECT_EQ(r.live_bytes, 32768u);
   EXPECT_EQ(r.peak_bytes, 65536u);
+}
+
+// operator new and the sized operator delete that the standard containers
+// call: jemalloc gives the hooks the sizes asked for and given back, and the
+// hooks round them up to the usable size themselves. Sizes on both sides of
+// class boundaries, up to one above the largest size rounded without asking
+// jemalloc; every other block is freed inside the scope.
+TEST_P(ScopeTest, SizedFreesCountTheUsableSize) {
+  const std::size_t sizes[] = {1,    8,    9,    16,    17,    100,    128,    129,   1000,
+                               1025, 4096, 4097, 14337, 20000, 100000, 4u << 20, (4u << 20) + 1};
+  std::vector<std::pair<void*, std::size_t>> kept;
+  kept.reserve(std::size(sizes));
+  std::uint64_t allocated = 0, live = 0, peak = 0;
+  ScopeResult r = measure([&] {
+    for (std::size_t i = 0; i < std::size(sizes); ++i) {
+      void* p = ::operator new(sizes[i]);
+      testing::escape(p);
+      const std::uint64_t usable = malloc_usable_size(p);
+      allocated += usable;
+      live += usable;
+      peak = std::max(peak, live);
+      if (i % 2 == 0) {
+        ::operator delete(p, sizes[i]);
+        live -= usable;
+      } else {
+        kept.emplace_back(p, sizes[i]);
+      }
+    }
+  });
+  for (auto [p, size] : kept) ::operator delete(p, size);
+  EXPECT_EQ(r.allocations, std::size(sizes));
+  EXPECT_EQ(r.deallocations, std::size(sizes) - kept.size());
+  EXPECT_EQ(r.allocated_bytes, allocated);
+  EXPECT_EQ(r.live_allocations, kept.size());
+  EXPECT_EQ(r.live_bytes, live);
+  EXPECT_EQ(r.peak_bytes, peak);
 }
 
 TEST_P(ScopeTest, CountsEveryThread) {

@@ -15,6 +15,7 @@
 #include "heapgate/sys.h"
 #include "block_stamps.h"
 #include "live_table.h"
+#include "size_classes.h"
 #include "stack_capture.h"
 
 // jemalloc's hook ABI (include/jemalloc/internal/hook.h, 5.1.0–5.3.x). It is
@@ -32,6 +33,10 @@ struct je_hooks_t {
   void* extra;
 };
 }
+// The `type` the hooks are given (hook.h's enums, the same in 5.1.0–5.3.x):
+// malloc and operator new pass {size}, sized frees {address, size, flags}.
+constexpr int kJeHookAllocMalloc = 0;
+constexpr int kJeHookDallocSdallocx = 2;
 
 namespace heapgate::detail {
 namespace {
@@ -45,6 +50,7 @@ __attribute__((tls_model("initial-exec"))) thread_local bool t_skip_next = false
 __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_skipped_bytes = 0;
 
 SallocxFn g_sallocx = nullptr;
+SizeClasses g_size_classes;  // the usable size of a request, without asking jemalloc
 
 // The hot path writes only memory its own thread owns (ThreadSlot) plus the
 // block's own stamp, with no locked instruction: a process-wide atomic add per
@@ -321,9 +327,10 @@ void record_dalloc(void* ptr, std::uint64_t usize) noexcept {
 // (stack_capture.h). The block skipped from the counters (a test's fixture
 // object) is recorded too, as jemalloc's profiler would: the listener takes
 // it out of an exact test's profile counts itself.
-__attribute__((noinline)) void on_alloc(void*, int, void* result, std::uintptr_t, std::uintptr_t*) {
+__attribute__((noinline)) void on_alloc(void*, int type, void* result, std::uintptr_t, std::uintptr_t* args) {
   if (result == nullptr || t_suppressed) return;
-  const std::uint64_t usize = g_sallocx(result, 0);
+  std::uint64_t usize = type == kJeHookAllocMalloc ? g_size_classes.usable(args[0]) : 0;
+  if (usize == 0) usize = g_sallocx(result, 0);
   if (g_capturing.load(std::memory_order_relaxed)) capture_alloc(result, usize, __builtin_return_address(0));
   if (t_skip_next) {
     t_skip_next = false;
@@ -333,9 +340,9 @@ __attribute__((noinline)) void on_alloc(void*, int, void* result, std::uintptr_t
   record_alloc(result, usize);
 }
 
-void on_dalloc(void*, int, void* address, std::uintptr_t*) {
+void on_dalloc(void*, int type, void* address, std::uintptr_t* args) {
   if (address == nullptr) return;
-  record_dalloc(address, 0);
+  record_dalloc(address, type == kJeHookDallocSdallocx && args[2] == 0 ? g_size_classes.usable(args[1]) : 0);
   if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(address);
 }
 
@@ -356,6 +363,7 @@ __attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t 
 bool find_hook_symbols() noexcept {
   if (!allocator_status().hooks_available) return false;
   g_sallocx = reinterpret_cast<SallocxFn>(sys::find_symbol("sallocx"));
+  (void)g_size_classes.init(reinterpret_cast<SizeClasses::NallocxFn>(sys::find_symbol("nallocx")));
   (void)g_stamps.init();  // without it every block goes to g_unstamped
   return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0;
 }
