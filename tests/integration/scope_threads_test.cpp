@@ -4,6 +4,12 @@
 // the threads other than the one that started the scope, exactly, including
 // threads that exit before the scope finishes (their counters fold into the
 // process totals when they exit).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <optional>
 #include <thread>
@@ -11,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "alloc_hooks.h"
 #include "heapgate/profile_scope.h"
 #include "test_support.h"
 #include "workloads.h"
@@ -110,6 +117,52 @@ TEST(ScopeThreads, OpenerThatExitedBeforeTheFinishKeepsItsOwnCounts) {
   EXPECT_EQ(r->live_bytes, 5u * 32 + 7u * 256);
   free_blocks(opener_blocks);
   free_blocks(main_blocks);
+}
+
+// fork() while another thread holds the locks a hook may take (as a thread
+// allocating in a window does, briefly, when a page gets its first block). The
+// child has only the forking thread, so a lock copied as held would never be
+// released there, and the child's first allocation needing it would hang.
+// fork() must wait for the locks instead and hand the child free ones.
+TEST(ScopeThreads, AChildForkedWhileAHookHoldsItsLocksCanAllocateInTheWindow) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  ProfileScope scope{"fork", Mode::counters};
+  std::atomic<bool> held{false};
+  std::thread holder([&] {
+    detail::lock_hooks_for_fork();
+    held.store(true);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    detail::unlock_hooks_after_fork();
+  });
+  while (!held.load()) std::this_thread::yield();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Fresh pages of several size classes: each gets its run of stamps.
+    std::vector<void*> blocks;
+    blocks.reserve(64);
+    for (std::size_t size = 8; size <= (std::size_t{1} << 20); size *= 4) {
+      for (int i = 0; i < 8; ++i) blocks.push_back(std::malloc(size));
+    }
+    for (void* block : blocks) std::free(block);
+    _exit(0);
+  }
+  holder.join();
+  int status = -1;
+  bool hung = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      hung = true;
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(scope.finish());
+  EXPECT_FALSE(hung) << "the child hung allocating after fork()";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 }  // namespace

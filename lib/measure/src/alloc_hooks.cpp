@@ -224,8 +224,9 @@ Totals all_threads_locked() noexcept {
 
 // Which window each live block was allocated in: a stamp per heap granule
 // (block_stamps.h), no lock and no growth. A block whose stamp cannot be had
-// (an address beyond the stamps' range, or no memory for its page's run) goes to a
-// locked pointer table instead, so it is still counted exactly.
+// (an address beyond the stamps' range, or no memory for its page's run of
+// stamps) goes to a locked pointer table instead, so it is still counted
+// exactly.
 BlockStamps g_stamps;
 struct Entry {
   std::uintptr_t key;  // 0 = empty
@@ -365,7 +366,8 @@ bool find_hook_symbols() noexcept {
   g_sallocx = reinterpret_cast<SallocxFn>(sys::find_symbol("sallocx"));
   (void)g_size_classes.init(reinterpret_cast<SizeClasses::NallocxFn>(sys::find_symbol("nallocx")));
   (void)g_stamps.init();  // without it every block goes to g_unstamped
-  return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0;
+  return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0 &&
+         pthread_atfork(lock_hooks_for_fork, unlock_hooks_after_fork, unlock_hooks_after_fork) == 0;
 }
 
 // The hooks are installed only while a window counts. With any hook installed
@@ -401,6 +403,23 @@ void remove_locked() noexcept {
 }
 
 }  // namespace
+
+// fork() copies a lock another thread holds as held, and no thread of the
+// child will release it: a child that then allocated in a window (a death
+// test forking beside a thread that allocates) would wait forever. The locks
+// a hook may take are held across fork() and released on both sides, in the
+// order the hooks take them (a thread without a slot counts under
+// g_registry_mutex, then may take either of the others).
+void lock_hooks_for_fork() noexcept {
+  g_registry_mutex.lock();
+  g_unstamped.lock();
+  g_stamps.lock_for_fork();
+}
+void unlock_hooks_after_fork() noexcept {
+  g_stamps.unlock_after_fork();
+  g_unstamped.unlock();
+  g_registry_mutex.unlock();
+}
 
 bool hooks_supported() noexcept {
   static const bool supported = find_hook_symbols();

@@ -52,4 +52,10 @@ WindowResult peek_window(int window) noexcept;
 WindowResult close_window(int window) noexcept;
 inline constexpr int kMaxWindows = 64;
 
+/// Take and release every lock a hook may take. hooks_supported() registers
+/// them as fork() handlers, so that a child never inherits a lock held by a
+/// thread it does not have; tests call them to hold the locks across a fork.
+void lock_hooks_for_fork() noexcept;
+void unlock_hooks_after_fork() noexcept;
+
 }  // namespace heapgate::detail

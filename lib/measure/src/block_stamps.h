@@ -90,6 +90,11 @@ class BlockStamps {
     runs_.forget_spares();
   }
 
+  // Hold and release the lock that handing out runs takes, around fork():
+  // see alloc_hooks.cpp.
+  void lock_for_fork() noexcept { runs_.lock(); }
+  void unlock_after_fork() noexcept { runs_.unlock(); }
+
  private:
   // A page's entry: the address of its run (16-byte aligned) with k - 2 in
   // the low four bits; 0 if the page has none.
@@ -200,6 +205,8 @@ class BlockStamps {
       std::lock_guard<std::mutex> lock(mutex_);
       std::fill(std::begin(spares_), std::end(spares_), nullptr);
     }
+    void lock() noexcept { mutex_.lock(); }
+    void unlock() noexcept { mutex_.unlock(); }
 
    private:
     // Reserved, not backed: pages are backed as runs are handed out.
