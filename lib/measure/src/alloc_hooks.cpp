@@ -275,8 +275,9 @@ void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept 
 
 // The block's epoch and usable size if it was allocated while a window
 // counted and is still tracked (then it is forgotten); false otherwise.
-// `usize` is its size if the caller knows it, else 0: the free hook runs
-// before jemalloc frees the block, so jemalloc still knows it.
+// `usize` is its size if the caller knows it (a sized free, an in-place
+// realloc), else 0: the free hook runs before jemalloc frees the block, so
+// jemalloc still knows it.
 bool take_block(void* ptr, std::uint64_t usize, std::uint32_t* epoch, std::int64_t* size) noexcept {
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
   if (usize == 0) usize = g_sallocx(ptr, 0);
