@@ -174,13 +174,20 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   std::vector<std::string> argv = {binary_path_,
                                    "--gtest_filter=" + filter,
                                    "--gtest_repeat=" + std::to_string(repeat),
-                                   "--gtest_also_run_disabled_tests",
                                    "--heapgate_mode=" + std::string(to_string(mode)),
                                    "--heapgate_report=" + *dir,
                                    // Its dumps too: the child's own temp directory goes when it exits.
                                    "--heapgate_profiles=" + *dir,
                                    child_flag,
                                    "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
+  // The child runs the disabled tests only if this run did: a re-run of the
+  // whole suite (a baseline's call sites) must not start a DISABLED_ test the
+  // user never runs, such as snappy's 4 GB one.
+#ifdef GTEST_FLAG_GET
+  if (GTEST_FLAG_GET(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
+#else
+  if (::testing::GTEST_FLAG(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
+#endif
   if (!options_.gate_call_sites.empty()) argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());

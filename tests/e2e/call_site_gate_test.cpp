@@ -27,7 +27,8 @@ struct SuiteRun {
   Report report;
 };
 
-SuiteRun run_suite(const fs::path& work, int moved, std::vector<std::string> args = {}) {
+SuiteRun run_suite(const fs::path& work, int moved, std::vector<std::string> args = {},
+                   std::vector<std::string> env = {}) {
   std::vector<std::string> argv = {testing::helper_binary("call_site_suite"),
                                    "--heapgate_report=" + (work / "report").string(),
                                    "--heapgate_baselines=" + (work / "baselines").string(),
@@ -35,6 +36,7 @@ SuiteRun run_suite(const fs::path& work, int moved, std::vector<std::string> arg
   argv.insert(argv.end(), args.begin(), args.end());
   sys::ProcessOptions options;
   options.extra_env = {"CALL_SITE_SUITE_MOVED=" + std::to_string(moved)};
+  options.extra_env.insert(options.extra_env.end(), env.begin(), env.end());
   options.unset_env = testing::suite_unset_env();
   options.unset_env.push_back("HEAPGATE_GATE_CALL_SITES");
   options.timeout = std::chrono::minutes(5);
@@ -69,6 +71,33 @@ class CallSiteGateEndToEnd : public ::testing::Test {
   void TearDown() override { fs::remove_all(work_); }
   fs::path work_;
 };
+
+// The processes that ran CallSites.DISABLED_LeavesAMarker with `marker`.
+int disabled_runs(const fs::path& marker) {
+  int runs = 0;
+  for (const auto& entry : fs::directory_iterator(marker.parent_path())) {
+    if (entry.path().filename().string().rfind(marker.filename().string() + ".", 0) == 0) ++runs;
+  }
+  return runs;
+}
+
+// Recording a baseline re-runs the suite in exact mode for its call sites.
+// That re-run runs the tests the user's run ran: not the disabled ones,
+// unless the user asked for them too.
+TEST_F(CallSiteGateEndToEnd, RecordingCallSitesRunsDisabledTestsOnlyIfTheRunDid) {
+  const fs::path marker = work_ / "disabled-ran";
+  fs::create_directories(work_ / "plain");
+  fs::create_directories(work_ / "with-disabled");
+  const SuiteRun plain = run_suite(work_ / "plain", 0, {}, {"CALL_SITE_SUITE_DISABLED_MARKER=" + marker.string()});
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  ASSERT_TRUE(fs::exists(work_ / "plain" / "baselines" / "call_site_suite.json")) << plain.output;
+  EXPECT_EQ(disabled_runs(marker), 0) << plain.output;
+
+  const SuiteRun with_disabled = run_suite(work_ / "with-disabled", 0, {"--gtest_also_run_disabled_tests"},
+                                           {"CALL_SITE_SUITE_DISABLED_MARKER=" + marker.string()});
+  ASSERT_EQ(with_disabled.exit_code, 0) << with_disabled.output;
+  EXPECT_EQ(disabled_runs(marker), 2) << "the suite and its exact re-run\n" << with_disabled.output;
+}
 
 TEST_F(CallSiteGateEndToEnd, AMovedAllocationFailsOnlyTheGatedTestsAndNamesTheSite) {
   const SuiteRun recorded = run_suite(work_, 0);

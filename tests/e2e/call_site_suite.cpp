@@ -3,6 +3,9 @@
 // A suite whose tests make 500 allocations at two call sites; the environment
 // variable CALL_SITE_SUITE_MOVED moves that many of them from one site to the
 // other, so the totals stay the same and only the split changes.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -51,3 +54,13 @@ TEST(CallSites, NotGated) { workload(); }
 
 // Gated by --heapgate_gate_call_sites=CallSites.ByFlag in the tests.
 TEST(CallSites, ByFlag) { workload(); }
+
+// Runs only when asked (--gtest_also_run_disabled_tests). It leaves a file
+// named CALL_SITE_SUITE_DISABLED_MARKER.<pid>, so a test can count the
+// processes that ran it: the suite's own and any re-run of it.
+TEST(CallSites, DISABLED_LeavesAMarker) {
+  if (const char* marker = std::getenv("CALL_SITE_SUITE_DISABLED_MARKER")) {
+    const std::string path = std::string(marker) + "." + std::to_string(::getpid());
+    if (std::FILE* f = std::fopen(path.c_str(), "w")) std::fclose(f);
+  }
+}
