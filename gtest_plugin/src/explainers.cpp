@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "gtest_flags.h"
 #include "heapgate/diff.h"
 #include "heapgate/journal.h"
 #include "heapgate/normalize.h"
@@ -183,11 +184,7 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   // The child runs the disabled tests only if this run did: a re-run of the
   // whole suite (a baseline's call sites) must not start a DISABLED_ test the
   // user never runs, such as snappy's 4 GB one.
-#ifdef GTEST_FLAG_GET
-  if (GTEST_FLAG_GET(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
-#else
-  if (::testing::GTEST_FLAG(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
-#endif
+  if (HEAPGATE_GTEST_FLAG(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
   if (!options_.gate_call_sites.empty()) argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());

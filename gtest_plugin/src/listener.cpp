@@ -16,6 +16,7 @@
 #include <string>
 
 #include "explainers.h"
+#include "gtest_flags.h"
 #include "heapgate/baseline.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
@@ -79,11 +80,7 @@ bool move_file(const std::string& from, const std::string& to, std::string& why)
 
 // The --gtest_internal_run_death_test flag, set in a death test's child process.
 std::string death_test_flag() {
-#ifdef GTEST_FLAG_GET
-  return GTEST_FLAG_GET(internal_run_death_test);
-#else
-  return ::testing::GTEST_FLAG(internal_run_death_test);
-#endif
+  return HEAPGATE_GTEST_FLAG(internal_run_death_test);
 }
 
 // GoogleTest's own cost per test: testing::Test's constructor saves every
@@ -357,11 +354,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     bool missing = false;
     for (const auto& t : run_.tests) missing = missing || (t.call_sites.empty() && !t.gtest_failed);
     if (!missing) return;
-#ifdef GTEST_FLAG_GET
-    const std::string filter = GTEST_FLAG_GET(filter);
-#else
-    const std::string filter = ::testing::GTEST_FLAG(filter);
-#endif
+    const std::string filter = HEAPGATE_GTEST_FLAG(filter);
     RerunExplainer explainer(options_, binary_path_, symbolizer());
     auto sites = explainer.call_sites(filter);
     if (!sites) {
@@ -384,11 +377,7 @@ class Listener : public ::testing::EmptyTestEventListener {
 
   // Only an unfiltered, unsharded run can tell that a test is missing.
   static bool whole_suite_ran() {
-#ifdef GTEST_FLAG_GET
-    const std::string filter = GTEST_FLAG_GET(filter);
-#else
-    const std::string filter = ::testing::GTEST_FLAG(filter);
-#endif
+    const std::string filter = HEAPGATE_GTEST_FLAG(filter);
     return filter == "*" && std::getenv("GTEST_TOTAL_SHARDS") == nullptr;
   }
 

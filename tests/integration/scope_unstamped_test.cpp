@@ -48,7 +48,8 @@ class UnstampedScopeTest : public ::testing::Test {
 
   void SetUp() override {
     HEAPGATE_REQUIRE_COUNTERS();
-    void* top_level = ::mmap(nullptr, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* top_level =
+        ::mmap(nullptr, 8u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (top_level != MAP_FAILED) ::munmap(top_level, 8u << 20);
     ASSERT_EQ(top_level, MAP_FAILED) << "the stamps still fit under the limit: the fallback is not exercised";
     blocks_.reserve(10000);

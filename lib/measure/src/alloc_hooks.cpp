@@ -55,8 +55,8 @@ SizeClasses g_size_classes;  // the usable size of a request, without asking jem
 // The hot path writes only memory its own thread owns (ThreadSlot) plus the
 // block's own stamp, with no locked instruction: a process-wide atomic add per
 // allocation costs a locked instruction and, with threads, a cache line
-// bouncing between cores. Window
-// membership comes from an epoch that changes only when a window opens.
+// bouncing between cores. Window membership comes from an epoch that changes
+// only when a window opens.
 // Counters a reader sums while the owner writes are relaxed atomics the owner
 // updates with a plain load and store (bump), which compiles to an ordinary add.
 void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept {

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// GoogleTest's own flags, read the same way whatever its version.
+#pragma once
+
+#include <gtest/gtest.h>
+
+// GoogleTest 1.11 and later read a flag through GTEST_FLAG_GET; earlier
+// versions only have the ::testing::GTEST_FLAG(name) variable.
+#ifdef GTEST_FLAG_GET
+#define HEAPGATE_GTEST_FLAG(name) GTEST_FLAG_GET(name)
+#else
+#define HEAPGATE_GTEST_FLAG(name) ::testing::GTEST_FLAG(name)
+#endif
