@@ -43,21 +43,21 @@ if(HEAPGATE_BUILD_HTTP AND NOT TARGET heapgate::httplib)
 endif()
 
 # jemalloc, for the drop-in mains (HEAPGATE_LINK_JEMALLOC). The libraries
-# themselves find mallctl at run time and never link it.
+# themselves find mallctl at run time and never link it. heapgate::jemalloc is
+# installed and exported with the libraries: it is only a link option
+# (heapgate_jemalloc_link_option() in HeapgateHelpers.cmake).
 if(HEAPGATE_LINK_JEMALLOC AND NOT TARGET heapgate::jemalloc)
-  pkg_check_modules(HEAPGATE_JEMALLOC QUIET IMPORTED_TARGET GLOBAL jemalloc)
-  if(NOT HEAPGATE_JEMALLOC_FOUND)
-    message(FATAL_ERROR "heapgate: jemalloc not found through pkg-config; fix: apt-get install libjemalloc-dev "
-      "(or run scripts/setup.sh), or configure with -DHEAPGATE_LINK_JEMALLOC=OFF and preload your own")
-  endif()
-  add_library(heapgate::jemalloc ALIAS PkgConfig::HEAPGATE_JEMALLOC)
+  heapgate_jemalloc_link_option(_heapgate_jemalloc_option)
+  add_library(heapgate_jemalloc INTERFACE)
+  target_link_options(heapgate_jemalloc INTERFACE "${_heapgate_jemalloc_option}")
+  set_target_properties(heapgate_jemalloc PROPERTIES EXPORT_NAME jemalloc)
+  add_library(heapgate::jemalloc ALIAS heapgate_jemalloc)
+  set_property(GLOBAL APPEND PROPERTY HEAPGATE_LIBRARIES heapgate_jemalloc)
 endif()
 
-# heapgate_link_jemalloc_interface(<target>): consumers of <target> link
-# jemalloc. --no-as-needed keeps it although nothing references it by name
-# (Debian links with --as-needed, which would drop it and leave glibc's malloc).
+# heapgate_link_jemalloc_interface(<target>): consumers of <target> link jemalloc.
 function(heapgate_link_jemalloc_interface target)
   if(HEAPGATE_LINK_JEMALLOC)
-    target_link_libraries(${target} INTERFACE -Wl,--no-as-needed heapgate::jemalloc -Wl,--as-needed)
+    target_link_libraries(${target} INTERFACE heapgate::jemalloc)
   endif()
 endfunction()

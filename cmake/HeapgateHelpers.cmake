@@ -3,28 +3,39 @@
 # file's directory on CMAKE_MODULE_PATH; then `include(HeapgateHelpers)`.
 include_guard(GLOBAL)
 
-# heapgate_link_jemalloc(<target>)
+# heapgate_jemalloc_link_option(<out_var>)
 #
-# Links the system jemalloc (pkg-config module `jemalloc`; Debian package
-# libjemalloc-dev) into the executable <target>, so that its malloc and
-# operator new are jemalloc's and heapgate can measure without LD_PRELOAD or
-# MALLOC_CONF. heapgate::core itself never links jemalloc: it finds mallctl at
-# run time. The library is wrapped in -Wl,--no-as-needed because Debian links
-# with --as-needed, which drops a library that nothing references by name (a C
-# program's malloc would then stay glibc's). Uses the keyword signature
-# (PRIVATE). Stops configuration with the package to install if jemalloc is missing.
-function(heapgate_link_jemalloc target)
-  if(NOT TARGET PkgConfig::HEAPGATE_HELPERS_JEMALLOC)
+# Sets <out_var> to the link option that links the system jemalloc (pkg-config
+# module `jemalloc`; Debian package libjemalloc-dev) and keeps it, as one
+# `LINKER:--push-state,--no-as-needed,<library>,--pop-state` item. Debian links
+# with --as-needed, which drops a library that nothing references by name, and
+# nothing does: heapgate's allocation entry points define malloc and operator
+# new themselves (docs/design.md §3). One item, because CMake may move an
+# imported target's files away from separate --no-as-needed/--as-needed flags.
+# Stops configuration with the package to install if jemalloc is missing.
+function(heapgate_jemalloc_link_option out_var)
+  get_property(files GLOBAL PROPERTY HEAPGATE_JEMALLOC_LIBRARY_FILES)
+  if(NOT files)
     find_package(PkgConfig QUIET)
     if(PkgConfig_FOUND)
-      # GLOBAL: one target for every directory that calls this function.
-      pkg_check_modules(HEAPGATE_HELPERS_JEMALLOC QUIET IMPORTED_TARGET GLOBAL jemalloc)
+      pkg_check_modules(_HEAPGATE_JEMALLOC QUIET jemalloc)
     endif()
-    if(NOT TARGET PkgConfig::HEAPGATE_HELPERS_JEMALLOC)
-      message(FATAL_ERROR "heapgate_link_jemalloc(${target}): jemalloc not found through pkg-config; "
-        "fix: apt-get install pkg-config libjemalloc-dev")
+    if(NOT _HEAPGATE_JEMALLOC_FOUND OR NOT _HEAPGATE_JEMALLOC_LINK_LIBRARIES)
+      message(FATAL_ERROR "heapgate: jemalloc not found through pkg-config; fix: apt-get install pkg-config libjemalloc-dev")
     endif()
+    list(JOIN _HEAPGATE_JEMALLOC_LINK_LIBRARIES "," files)
+    set_property(GLOBAL PROPERTY HEAPGATE_JEMALLOC_LIBRARY_FILES "${files}")
   endif()
-  target_link_libraries(${target} PRIVATE
-    -Wl,--no-as-needed PkgConfig::HEAPGATE_HELPERS_JEMALLOC -Wl,--as-needed)
+  set(${out_var} "LINKER:--push-state,--no-as-needed,${files},--pop-state" PARENT_SCOPE)
+endfunction()
+
+# heapgate_link_jemalloc(<target>)
+#
+# Links the system jemalloc into the executable <target>, so that heapgate can
+# measure without LD_PRELOAD or MALLOC_CONF. heapgate::core itself never links
+# jemalloc: it finds mallctl at run time. A link option, so it works whichever
+# target_link_libraries() signature the project uses.
+function(heapgate_link_jemalloc target)
+  heapgate_jemalloc_link_option(option)
+  target_link_options(${target} PRIVATE "${option}")
 endfunction()

@@ -10,8 +10,8 @@ endif()
 
 # Frame pointers and debug info keep the stacks of its region profiles whole.
 add_executable(sample_bench benchmark/sample_bench.cpp)
-target_link_libraries(sample_bench PRIVATE heapgate::benchmark_main heapgate_warnings
-  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_link_libraries(sample_bench PRIVATE heapgate::benchmark_main heapgate_warnings)
+heapgate_link_jemalloc(sample_bench)
 target_compile_options(sample_bench PRIVATE -g -fno-omit-frame-pointer)
 
 # The same suite without jemalloc: heapgate must say `unavailable`, not measure zeros.

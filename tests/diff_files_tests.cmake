@@ -6,8 +6,8 @@
 # the same flags, so every level of its descent keeps a frame.
 add_executable(many_stacks_profile ${PROJECT_SOURCE_DIR}/bench/profile_gen.cpp)
 target_compile_options(many_stacks_profile PRIVATE -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls)
-target_link_libraries(many_stacks_profile PRIVATE heapgate::core heapgate_warnings
-  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_link_libraries(many_stacks_profile PRIVATE heapgate::core heapgate_warnings)
+heapgate_link_jemalloc(many_stacks_profile)
 
 heapgate_add_test(diff_files_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
   SOURCES integration/diff_files_test.cpp LABELS analysis diffscale)

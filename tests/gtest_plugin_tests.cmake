@@ -6,8 +6,8 @@ if(NOT TARGET heapgate::gtest_main)
 endif()
 
 add_executable(sample_suite e2e/sample_suite.cpp)
-target_link_libraries(sample_suite PRIVATE heapgate::gtest_main heapgate_warnings
-  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_link_libraries(sample_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+heapgate_link_jemalloc(sample_suite)
 target_compile_options(sample_suite PRIVATE -g -fno-omit-frame-pointer)
 
 # The same suite without jemalloc: heapgate must say `unavailable`, not measure zeros.
@@ -38,8 +38,8 @@ endif()
 
 # Per-call-site budgets: allocations moved between two call sites, totals unchanged.
 add_executable(call_site_suite e2e/call_site_suite.cpp)
-target_link_libraries(call_site_suite PRIVATE heapgate::gtest_main heapgate_warnings
-  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_link_libraries(call_site_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+heapgate_link_jemalloc(call_site_suite)
 target_compile_options(call_site_suite PRIVATE -g -fno-omit-frame-pointer)
 heapgate_add_test(call_site_gate_test JEMALLOC SOURCES e2e/call_site_gate_test.cpp LABELS e2e gtest_plugin)
 add_dependencies(call_site_gate_test call_site_suite)

@@ -18,8 +18,8 @@ add_executable(symbols_nopie helpers/symbols/nopie_dump.cpp)
 set_target_properties(symbols_nopie PROPERTIES POSITION_INDEPENDENT_CODE OFF)
 target_compile_options(symbols_nopie PRIVATE ${HEAPGATE_SYMBOL_TEST_FLAGS} -O1 -fno-pie)
 target_link_options(symbols_nopie PRIVATE -no-pie)
-target_link_libraries(symbols_nopie PRIVATE heapgate::core heapgate_warnings
-  -Wl,--no-as-needed PkgConfig::HEAPGATE_JEMALLOC -Wl,--as-needed)
+target_link_libraries(symbols_nopie PRIVATE heapgate::core heapgate_warnings)
+heapgate_link_jemalloc(symbols_nopie)
 
 heapgate_add_test(symbolizer_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_CONF}"
   SOURCES integration/symbolizer_test.cpp

@@ -66,7 +66,7 @@ foreach(header IN LISTS expected_headers)
   endif()
 endforeach()
 # No installed header includes a private one (a layer's src/, e.g.
-# lib/measure/src/alloc_hooks.h), which compiles in heapgate's build only: every
+# lib/measure/src/alloc_counting.h), which compiles in heapgate's build only: every
 # #include "..." and every #include <heapgate/...> is an installed header.
 foreach(header IN LISTS headers)
   file(STRINGS "${PREFIX}/include/${header}" includes REGEX "^[ \t]*#[ \t]*include[ \t]*[\"<]")

@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "alloc_hooks.h"
+#include "alloc_counting.h"
 #include "heapgate/profile_scope.h"
 #include "test_support.h"
 #include "workloads.h"
@@ -129,10 +129,10 @@ TEST(ScopeThreads, AChildForkedWhileAHookHoldsItsLocksCanAllocateInTheWindow) {
   ProfileScope scope{"fork", Mode::counters};
   std::atomic<bool> held{false};
   std::thread holder([&] {
-    detail::lock_hooks_for_fork();
+    detail::lock_counting_for_fork();
     held.store(true);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    detail::unlock_hooks_after_fork();
+    detail::unlock_counting_after_fork();
   });
   while (!held.load()) std::this_thread::yield();
   const pid_t child = fork();

@@ -166,7 +166,7 @@ TEST_F(SymbolizerInProcess, NamesANoinlineFunctionWithFileAndLine) {
   // Every code mapping of this process matches its file's loadable segments.
   heapgate::Symbolizer all;
   all.symbolize_all(profile());
-  EXPECT_GE(all.stats().modules_loaded, 4u);  // this test, the helper library, libjemalloc, libc
+  EXPECT_GE(all.stats().modules_loaded, 3u);  // this test (with heapgate's malloc), the helper library, libc
   EXPECT_EQ(all.stats().mappings_mismatched, 0u);
 }
 
@@ -320,7 +320,7 @@ TEST(Symbolizer, SharesModulesAndAddressesAcrossProcessesOfOneBuild) {
   heapgate::Symbolizer symbolizer;
   symbolizer.symbolize_all(first);
   const heapgate::SymbolizerStats after_first = symbolizer.stats();
-  EXPECT_GE(after_first.modules_loaded, 3u);  // heap_workload, libjemalloc, libc
+  EXPECT_GE(after_first.modules_loaded, 2u);  // heap_workload (with heapgate's malloc), libc
   EXPECT_GT(after_first.addresses_resolved, 0u);
   symbolizer.symbolize_all(second);
   const heapgate::SymbolizerStats after_second = symbolizer.stats();

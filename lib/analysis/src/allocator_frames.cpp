@@ -14,15 +14,21 @@ namespace heapgate {
 namespace {
 
 // A Location with inlined code is the allocator's only if every function in
-// it is: a user function with std::allocator inlined into it stays.
+// it is: a user function with std::allocator inlined into it stays. heapgate's
+// own code inlined into an allocator function (its allocation entry points,
+// lib/measure/src/entry_points.cpp) is part of the allocator's path.
 bool allocator_location(const Location& location) {
   if (!location.known()) return detail::classify_unknown(location.module) == detail::FrameClass::allocator;
+  bool allocator = false;
   for (const SourceFrame& frame : location.frames) {
-    if (detail::classify_frame(frame.function, frame.file, location.module) != detail::FrameClass::allocator) {
+    const detail::FrameClass cls = detail::classify_frame(frame.function, frame.file, location.module);
+    if (cls == detail::FrameClass::allocator) {
+      allocator = true;
+    } else if (cls != detail::FrameClass::heapgate) {
       return false;
     }
   }
-  return true;
+  return allocator;
 }
 
 void merge_record(StackRecord& into, const StackRecord& more) {

@@ -10,6 +10,8 @@
 
 #include "heapgate/sys.h"
 #include "heapgate/unwinder.h"
+#include "alloc_counting.h"
+#include "entry_points.h"
 #include "stack_capture.h"
 
 namespace heapgate {
@@ -196,6 +198,15 @@ std::string AllocatorStatus::describe() const {
   for (Mode m : {Mode::counters, Mode::exact, Mode::sampled}) {
     auto ok = check(m);
     std::string state = ok ? std::string("available") : ok.error().what;
+    if (ok && m == Mode::counters && hooks_available) {
+      switch (detail::counting_source()) {
+        case detail::CountingSource::entry_points: state += " (counted by heapgate's allocation entry points)"; break;
+        case detail::CountingSource::jemalloc_hooks:
+          state += std::string(" (counted by jemalloc's hooks: ") + detail::why_entry_points_not_in_effect() + ")";
+          break;
+        case detail::CountingSource::none: state = detail::why_no_counting(); break;
+      }
+    }
     if (ok && m == Mode::counters && !hooks_available) {
       state += hooks_disabled_by_env ? " (bytes of the calling thread only: HEAPGATE_HOOKS=off)"
                                      : " (bytes of the calling thread only: jemalloc " + version +

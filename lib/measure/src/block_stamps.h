@@ -91,7 +91,7 @@ class BlockStamps {
   }
 
   // Hold and release the lock that handing out runs takes, around fork():
-  // see alloc_hooks.cpp.
+  // see alloc_counting.cpp.
   void lock_for_fork() noexcept { runs_.lock(); }
   void unlock_after_fork() noexcept { runs_.unlock(); }
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "alloc_hooks.h"
+#include "alloc_counting.h"
 #include "stack_capture.h"
 #include "heapgate/unwinder.h"
 #include "heapgate/integration.h"
@@ -81,10 +81,10 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       start_error_ = usable.error();
       return;
     }
-    const bool hooks = status.hooks_available && detail::hooks_supported();
+    const bool hooks = status.hooks_available && detail::counting_source() != detail::CountingSource::none;
     if (status.hooks_available && !hooks) {
       start_error_ = make_error(ErrorCode::unavailable, "heapgate mode " + std::string(to_string(requested)),
-                                "jemalloc's sallocx is not visible to heapgate", "report this as a heapgate bug");
+                                detail::why_no_counting(), "report this as a heapgate bug");
       return;
     }
     mode_ = requested;
@@ -117,7 +117,7 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
     }
     if (hooks) {
       window_ = detail::open_window();
-      if (window_ == detail::kHooksFailed) {
+      if (window_ == detail::kCountingFailed) {
         start_error_ = make_error(ErrorCode::unavailable, "heapgate mode " + std::string(to_string(requested)),
                                   "installing jemalloc's allocation hooks failed (all of jemalloc's hook slots taken?)",
                                   "remove other experimental.hooks users, or report this as a heapgate bug");
@@ -129,7 +129,7 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
         window_ = -1;
         return;
       }
-      detail::HookTotals totals = detail::hook_totals();
+      detail::CountedTotals totals = detail::counted_totals();
       start_allocations_ = totals.allocations;
       start_deallocations_ = totals.deallocations;
       start_allocated_bytes_ = totals.allocated_bytes;
@@ -188,7 +188,7 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
     (void)jemalloc::set_prof_active(false);
   }
   auto end_time = std::chrono::steady_clock::now();
-  detail::HookTotals totals;
+  detail::CountedTotals totals;
   detail::WindowResult window;
   // Read before anything below allocates (the fallback cannot tell heapgate's bytes apart).
   const std::uint64_t allocated = thread_bytes_only_ ? jemalloc::thread_allocated().value_or(start_thread_allocated_) : 0;
@@ -196,7 +196,7 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
       thread_bytes_only_ ? jemalloc::thread_deallocated().value_or(start_thread_deallocated_) : 0;
   const bool counted = window_ >= 0;
   if (counted) {
-    totals = detail::hook_totals();
+    totals = detail::counted_totals();
     window = detail::close_window(window_);
     window_ = -1;
   }

@@ -24,7 +24,8 @@ namespace {
 
 // jemalloc keeps at most 128 frames of a stack (PROF_BT_MAX); so does this.
 constexpr int kMaxFrames = 128;
-// The hook's own frames (this file's and alloc_hooks.cpp's) come first.
+// The counting's own frames (this file's, alloc_counting.cpp's and the entry
+// point's or hook's) come first.
 constexpr int kOwnFramesSearched = 8;
 
 // A growable array in mmap'd memory: the hooks must never call malloc.
@@ -179,7 +180,7 @@ void clear_stack_capture() noexcept {
   clear_locked();
 }
 
-void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept {
+void capture_alloc(void* ptr, std::uint64_t usize, void* caller) noexcept {
   void* frames[kMaxFrames + kOwnFramesSearched];
   int got = 0;
   {
@@ -190,7 +191,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept {
   }
   int first = 0;
   for (int i = 0; i < got && i < kOwnFramesSearched; ++i) {
-    if (frames[i] == hook_return) {
+    if (frames[i] == caller) {
       first = i;
       break;
     }
@@ -207,6 +208,9 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept {
   record.live_bytes += static_cast<std::int64_t>(usize);
   g_pointers.insert(PointerEntry{reinterpret_cast<std::uintptr_t>(ptr), id, pack_size(usize)});
 }
+
+void lock_stack_capture_for_fork() noexcept { g_pointers.lock(); }
+void unlock_stack_capture_after_fork() noexcept { g_pointers.unlock(); }
 
 void capture_dalloc(void* ptr) noexcept {
   Locked lock(g_pointers);

@@ -36,11 +36,16 @@ Result<void> write_captured_profile(const std::string& path);
 /// Forgets what was recorded.
 void clear_stack_capture() noexcept;
 
-/// From the hooks, while g_capturing: a block of `usize` usable bytes at
-/// `ptr`; `hook_return` is the hook's return address (inside jemalloc), where
-/// the kept stack starts, as jemalloc's own stacks start inside jemalloc.
-void capture_alloc(void* ptr, std::uint64_t usize, void* hook_return) noexcept;
-/// From the hooks: a block freed; counts only if it was recorded.
+/// From the counting, while g_capturing: a block of `usize` usable bytes at
+/// `ptr`; `caller` is where the kept stack starts: the return address of
+/// heapgate's entry point (in the code that allocated) or of jemalloc's hook
+/// (inside jemalloc, as jemalloc's own stacks start).
+void capture_alloc(void* ptr, std::uint64_t usize, void* caller) noexcept;
+/// From the counting: a block freed; counts only if it was recorded.
 void capture_dalloc(void* ptr) noexcept;
+
+/// Hold and release the recording's lock around fork() (alloc_counting.cpp).
+void lock_stack_capture_for_fork() noexcept;
+void unlock_stack_capture_after_fork() noexcept;
 
 }  // namespace heapgate::detail

@@ -1,42 +1,26 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-#include "alloc_hooks.h"
+#include "alloc_counting.h"
 
 #include <pthread.h>
 #include <sys/mman.h>
 
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <string_view>
 
 #include "heapgate/allocator.h"
 #include "heapgate/sys.h"
 #include "block_stamps.h"
+#include "entry_points.h"
+#include "jemalloc_hooks.h"
 #include "live_table.h"
 #include "size_classes.h"
 #include "stack_capture.h"
-
-// jemalloc's hook ABI (include/jemalloc/internal/hook.h, 5.1.0–5.3.x). It is
-// private to jemalloc, so it is declared here; allocator.cpp checks the version.
-extern "C" {
-using je_hook_alloc = void (*)(void* extra, int type, void* result, std::uintptr_t result_raw,
-                               std::uintptr_t args_raw[3]);
-using je_hook_dalloc = void (*)(void* extra, int type, void* address, std::uintptr_t args_raw[3]);
-using je_hook_expand = void (*)(void* extra, int type, void* address, std::size_t old_usize, std::size_t new_usize,
-                                std::uintptr_t result_raw, std::uintptr_t args_raw[4]);
-struct je_hooks_t {
-  je_hook_alloc alloc_hook;
-  je_hook_dalloc dalloc_hook;
-  je_hook_expand expand_hook;
-  void* extra;
-};
-}
-// The `type` the hooks are given (hook.h's enums, the same in 5.1.0–5.3.x):
-// malloc and operator new pass {size}, sized frees {address, size, flags}.
-constexpr int kJeHookAllocMalloc = 0;
-constexpr int kJeHookDallocSdallocx = 2;
 
 namespace heapgate::detail {
 namespace {
@@ -122,7 +106,6 @@ struct alignas(64) Window {
 };
 Window g_windows[kMaxWindows];
 std::atomic<std::uint64_t> g_windows_used{0};    // slots taken
-std::atomic<std::uint64_t> g_windows_active{0};  // slots counting
 // Blocks carry the epoch current when they were allocated; a block belongs to
 // window w if its epoch is w's or later. Compared modulo 2^32: the table is
 // emptied whenever no window counts, so live epochs never span 2^31.
@@ -164,8 +147,11 @@ ThreadSlot* register_thread() noexcept {
   }
   t_slot = slot;
   // Keys below PTHREAD_KEY_2NDLEVEL_SIZE are stored without allocating; a
-  // later key may calloc once, which jemalloc's hook reentrancy guard hides.
+  // later key may calloc once: glibc's bookkeeping, not the program's.
+  const bool suppressed = t_suppressed;
+  t_suppressed = true;
   (void)pthread_setspecific(g_thread_key, slot);
+  t_suppressed = suppressed;
   return slot;
 }
 
@@ -273,42 +259,68 @@ void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept 
   }
 }
 
-// The block's epoch and usable size if it was allocated while a window
-// counted and is still tracked (then it is forgotten); false otherwise.
+// A block taken out of tracking: allocated while a window counted (then
+// its stamp is cleared), with its epoch and usable size.
+struct Taken {
+  bool tracked = false;
+  bool unstamped = false;  // it was in g_unstamped, not stamped
+  std::uint32_t epoch = 0;
+  std::uint64_t usize = 0;
+};
+
+// Forgets the block at `ptr` if it was allocated while a window counted.
 // `usize` is its size if the caller knows it (a sized free, an in-place
-// realloc), else 0: the free hook runs before jemalloc frees the block, so
-// jemalloc still knows it.
-bool take_block(void* ptr, std::uint64_t usize, std::uint32_t* epoch, std::int64_t* size) noexcept {
+// realloc), else 0: then jemalloc is asked, which still knows it, since every
+// caller runs before the block is given back.
+Taken take_block(void* ptr, std::uint64_t usize) noexcept {
+  Taken taken;
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
   if (usize == 0) usize = g_sallocx(ptr, 0);
+  taken.usize = usize;
   if (std::atomic<std::uint32_t>* stamp = g_stamps.find(key, usize)) {
-    *epoch = stamp->load(std::memory_order_relaxed);
-    if (*epoch != 0) {
+    taken.epoch = stamp->load(std::memory_order_relaxed);
+    if (taken.epoch != 0) {
       stamp->store(0, std::memory_order_relaxed);
-      *size = static_cast<std::int64_t>(usize);
-      return true;
+      taken.tracked = true;
+      return taken;
     }
   }
-  if (!g_unstamped_used.load(std::memory_order_relaxed)) return false;
+  if (!g_unstamped_used.load(std::memory_order_relaxed)) return taken;
   Entry entry;
   {
     Locked lock(g_unstamped);
-    if (!g_unstamped.erase(key, &entry)) return false;
+    if (!g_unstamped.erase(key, &entry)) return taken;
   }
-  *epoch = entry.epoch;
-  *size = static_cast<std::int64_t>(unpack_size(entry.size));
-  return true;
+  taken.tracked = true;
+  taken.unstamped = true;
+  taken.epoch = entry.epoch;
+  taken.usize = unpack_size(entry.size);
+  return taken;
 }
 
-void record_dalloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept {
+// Tracks a taken block again, as it was (a resize that failed).
+void untake_block(void* ptr, const Taken& taken) noexcept {
+  if (!taken.tracked) return;
+  auto key = reinterpret_cast<std::uintptr_t>(ptr);
+  if (!taken.unstamped) {
+    if (std::atomic<std::uint32_t>* stamp = g_stamps.find(key, taken.usize)) {
+      stamp->store(taken.epoch, std::memory_order_relaxed);
+      return;
+    }
+  }
+  g_unstamped_used.store(true, std::memory_order_relaxed);
+  Locked lock(g_unstamped);
+  g_unstamped.insert(Entry{key, taken.epoch, pack_size(taken.usize)});
+}
+
+void count_free_in(ThreadSlot* slot, const Taken& taken) noexcept {
   bump(slot->deallocations, 1);
-  std::uint32_t epoch;
-  std::int64_t size;
-  if (!take_block(ptr, usize, &epoch, &size)) return;  // allocated outside every window: not ours to count
+  if (!taken.tracked) return;  // allocated outside every window: not ours to count
+  const auto size = static_cast<std::int64_t>(taken.usize);
   for (std::uint64_t bits = g_windows_active.load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
     const int i = __builtin_ctzll(bits);
     const std::uint32_t window_epoch = g_windows[i].epoch.load(std::memory_order_relaxed);
-    if (in_window(epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
+    if (in_window(taken.epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
   }
 }
 
@@ -318,138 +330,132 @@ void record_alloc(void* ptr, std::uint64_t usize) noexcept {
   record_alloc_in(&g_unregistered, ptr, usize);
 }
 
-// `usize`: the block's usable size if known, else 0 (see take_block).
-void record_dalloc(void* ptr, std::uint64_t usize) noexcept {
-  if (ThreadSlot* slot = current_slot()) return record_dalloc_in(slot, ptr, usize);
+void count_free(const Taken& taken) noexcept {
+  if (ThreadSlot* slot = current_slot()) return count_free_in(slot, taken);
   std::lock_guard<std::mutex> lock(g_registry_mutex);
-  record_dalloc_in(&g_unregistered, ptr, usize);
+  count_free_in(&g_unregistered, taken);
 }
 
-// The hooks also record call stacks while `exact` captures them
-// (stack_capture.h). The block skipped from the counters (a test's fixture
-// object) is recorded too, as jemalloc's profiler would: the listener takes
-// it out of an exact test's profile counts itself.
-__attribute__((noinline)) void on_alloc(void*, int type, void* result, std::uintptr_t, std::uintptr_t* args) {
-  if (result == nullptr || t_suppressed) return;
-  std::uint64_t usize = type == kJeHookAllocMalloc ? g_size_classes.usable(args[0]) : 0;
-  if (usize == 0) usize = g_sallocx(result, 0);
-  if (g_capturing.load(std::memory_order_relaxed)) capture_alloc(result, usize, __builtin_return_address(0));
-  if (t_skip_next) {
-    t_skip_next = false;
-    t_skipped_bytes = usize;
-    return;
-  }
-  record_alloc(result, usize);
-}
-
-void on_dalloc(void*, int type, void* address, std::uintptr_t* args) {
-  if (address == nullptr) return;
-  record_dalloc(address, type == kJeHookDallocSdallocx && args[2] == 0 ? g_size_classes.usable(args[1]) : 0);
-  if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(address);
-}
-
-// In-place realloc: jemalloc's profiler records it as a free plus a new
-// allocation, so counting it the same way keeps `counters` and `exact` equal.
-// The hook runs after the resize, so the old size comes from its arguments.
-__attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t old_usize, std::size_t new_usize,
-                                         std::uintptr_t, std::uintptr_t*) {
-  if (address == nullptr) return;
-  record_dalloc(address, old_usize);
-  const bool capturing = g_capturing.load(std::memory_order_relaxed);
-  if (capturing) capture_dalloc(address);
-  if (t_suppressed) return;
-  record_alloc(address, new_usize);
-  if (capturing) capture_alloc(address, new_usize, __builtin_return_address(0));
-}
-
-bool find_hook_symbols() noexcept {
-  if (!allocator_status().hooks_available) return false;
+CountingSource decide_source() noexcept {
+  const AllocatorStatus& status = allocator_status();
+  if (!status.hooks_available) return CountingSource::none;
   g_sallocx = reinterpret_cast<SallocxFn>(sys::find_symbol("sallocx"));
+  if (g_sallocx == nullptr) return CountingSource::none;
   (void)g_size_classes.init(reinterpret_cast<SizeClasses::NallocxFn>(sys::find_symbol("nallocx")));
   (void)g_stamps.init();  // without it every block goes to g_unstamped
-  return g_sallocx != nullptr && pthread_key_create(&g_thread_key, thread_exited) == 0 &&
-         pthread_atfork(lock_hooks_for_fork, unlock_hooks_after_fork, unlock_hooks_after_fork) == 0;
+  if (pthread_key_create(&g_thread_key, thread_exited) != 0) return CountingSource::none;
+  if (pthread_atfork(lock_counting_for_fork, unlock_counting_after_fork, unlock_counting_after_fork) != 0) {
+    return CountingSource::none;
+  }
+  const char* forced = std::getenv("HEAPGATE_COUNT_WITH");
+  const bool hooks_forced = forced != nullptr && std::string_view(forced) == "hooks";
+  if (!hooks_forced && entry_points_in_effect()) return CountingSource::entry_points;
+  return jemalloc_hooks_supported() ? CountingSource::jemalloc_hooks : CountingSource::none;
 }
 
-// The hooks are installed only while a window counts. With any hook installed
-// jemalloc takes its slow path for every allocation of every thread (~45 ns a
-// malloc+free pair, measured with empty hooks), so code outside any window —
-// every benchmark's timed loop, the rest of a test binary — keeps jemalloc's
-// fast path. Installing and removing costs a few microseconds per window.
-// Guarded by g_install_mutex together with the transitions of g_windows_used
-// from and to zero; std::mutex never allocates.
-std::mutex g_install_mutex;
-void* g_hooks_handle = nullptr;
+// Guards the transitions of g_windows_used from and to zero.
+std::mutex g_open_close_mutex;
 std::uint32_t g_stamps_cleared_at = 0;  // the epoch when g_stamps last forgot every stamp
 
-bool install_locked() noexcept {
-  // jemalloc keeps a pointer to the struct: it must outlive the process.
-  static je_hooks_t hooks{on_alloc, on_dalloc, on_expand, nullptr};
-  void* handle = nullptr;
-  std::size_t handle_len = sizeof handle;
-  je_hooks_t* to_install = &hooks;
-  auto fn = mallctl_fn();
-  if (fn("experimental.hooks.install", &handle, &handle_len, to_install, sizeof hooks) != 0 || handle == nullptr) {
-    return false;
-  }
-  g_hooks_handle = handle;
-  return true;
-}
-
-void remove_locked() noexcept {
-  if (g_hooks_handle == nullptr) return;
-  void* handle = g_hooks_handle;
-  auto fn = mallctl_fn();
-  if (fn("experimental.hooks.remove", nullptr, nullptr, &handle, sizeof handle) == 0) g_hooks_handle = nullptr;
-}
-
 }  // namespace
+
+std::atomic<std::uint64_t> g_entry_point_windows{0};
+std::atomic<std::uint64_t> g_windows_active{0};
 
 // fork() copies a lock another thread holds as held, and no thread of the
 // child will release it: a child that then allocated in a window (a death
 // test forking beside a thread that allocates) would wait forever. The locks
-// a hook may take are held across fork() and released on both sides, in the
-// order the hooks take them (a thread without a slot counts under
+// the counting may take are held across fork() and released on both sides,
+// in the order it takes them (a thread without a slot counts under
 // g_registry_mutex, then may take either of the others).
-void lock_hooks_for_fork() noexcept {
+void lock_counting_for_fork() noexcept {
   g_registry_mutex.lock();
   g_unstamped.lock();
   g_stamps.lock_for_fork();
+  lock_stack_capture_for_fork();
 }
-void unlock_hooks_after_fork() noexcept {
+void unlock_counting_after_fork() noexcept {
+  unlock_stack_capture_after_fork();
   g_stamps.unlock_after_fork();
   g_unstamped.unlock();
   g_registry_mutex.unlock();
 }
 
-bool hooks_supported() noexcept {
-  static const bool supported = find_hook_symbols();
-  return supported;
+CountingSource counting_source() noexcept {
+  static const CountingSource source = decide_source();
+  return source;
 }
 
-HookTotals hook_totals() noexcept {
+const char* why_no_counting() noexcept {
+  if (counting_source() != CountingSource::none) return "";
+  if (!allocator_status().hooks_available) return "jemalloc does not serve this process' malloc, or HEAPGATE_HOOKS=off";
+  if (g_sallocx == nullptr) return "jemalloc's sallocx is not visible to heapgate";
+  return "neither heapgate's allocation entry points nor jemalloc's hooks can count in this process";
+}
+
+std::uint64_t usable_size_of_request(std::uint64_t size) noexcept { return g_size_classes.usable(size); }
+
+__attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, void* stack_start) noexcept {
+  if (t_suppressed) return;
+  if (stack_start == nullptr) stack_start = __builtin_return_address(0);
+  if (usize == 0) usize = g_sallocx(ptr, 0);
+  // The block skipped from the counters (a test's fixture object) is still
+  // recorded with its stack, as jemalloc's profiler would: the listener takes
+  // it out of an exact test's profile counts itself.
+  if (g_capturing.load(std::memory_order_relaxed)) capture_alloc(ptr, usize, stack_start);
+  if (t_skip_next) {
+    t_skip_next = false;
+    t_skipped_bytes = usize;
+    return;
+  }
+  record_alloc(ptr, usize);
+}
+
+void note_freed(void* ptr, std::uint64_t usize) noexcept {
+  count_free(take_block(ptr, usize));
+  if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(ptr);
+}
+
+ResizeTicket begin_resize(void* ptr) noexcept {
+  const Taken taken = take_block(ptr, 0);
+  return ResizeTicket{taken.tracked, taken.unstamped, taken.epoch, taken.usize};
+}
+
+__attribute__((noinline)) void resize_done(const ResizeTicket& ticket, void* old_ptr, void* new_ptr,
+                                           std::uint64_t new_usize, void* stack_start) noexcept {
+  count_free(Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
+  if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(old_ptr);
+  if (new_ptr != nullptr) note_allocated(new_ptr, new_usize, stack_start != nullptr ? stack_start : __builtin_return_address(0));
+}
+
+void resize_failed(const ResizeTicket& ticket, void* ptr) noexcept {
+  untake_block(ptr, Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
+}
+
+CountedTotals counted_totals() noexcept {
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   const Totals sum = all_threads_locked();
-  return HookTotals{sum.allocations, sum.deallocations, sum.allocated_bytes};
+  return CountedTotals{sum.allocations, sum.deallocations, sum.allocated_bytes};
 }
 
 int open_window() noexcept {
-  if (!hooks_supported()) return kHooksFailed;
-  // Before any lock: registering takes g_registry_mutex, which a hook of
-  // this thread must never find held by this thread.
+  const CountingSource source = counting_source();
+  if (source == CountingSource::none) return kCountingFailed;
+  // Before any lock: registering takes g_registry_mutex, which this thread's
+  // own counting must never find held by this thread.
   ThreadSlot* opener = current_slot();
-  std::lock_guard<std::mutex> install_lock(g_install_mutex);
+  std::lock_guard<std::mutex> open_close_lock(g_open_close_mutex);
   const std::uint64_t used = g_windows_used.load(std::memory_order_relaxed);
   if (~used == 0) return kNoFreeWindow;
   if (used == 0) {
     // Stale stamps compare as older than every new window only while epochs
-    // span less than 2^31; forget them long before that, while no hook runs.
+    // span less than 2^31; forget them long before that, while nothing counts.
     const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
     if (epoch - g_stamps_cleared_at >= (1u << 30)) {
       g_stamps.clear();
       g_stamps_cleared_at = epoch;
     }
-    if (g_hooks_handle == nullptr && !install_locked()) return kHooksFailed;
+    if (source == CountingSource::jemalloc_hooks && !install_jemalloc_hooks()) return kCountingFailed;
   }
   const int index = __builtin_ctzll(~used);
   {
@@ -469,6 +475,7 @@ int open_window() noexcept {
   }
   // Release: a thread that sees the window active sees its epoch too.
   g_windows_active.fetch_or(1ull << index, std::memory_order_acq_rel);
+  if (source == CountingSource::entry_points) g_entry_point_windows.fetch_or(1ull << index, std::memory_order_acq_rel);
   return index;
 }
 
@@ -520,8 +527,9 @@ WindowResult close_window(int window) noexcept {
   if (window < 0 || window >= kMaxWindows) return {};
   // Registers the closing thread, if new, before any lock (see open_window).
   (void)current_slot();
-  std::uint64_t bit = 1ull << window;
-  std::uint64_t before = g_windows_active.fetch_and(~bit, std::memory_order_acq_rel);
+  const std::uint64_t bit = 1ull << window;
+  g_entry_point_windows.fetch_and(~bit, std::memory_order_acq_rel);
+  const std::uint64_t before = g_windows_active.fetch_and(~bit, std::memory_order_acq_rel);
   WindowResult r = peek_window(window);
   if ((before & ~bit) == 0 && g_unstamped_used.load(std::memory_order_relaxed)) {
     // No window is counting: forget the tracked pointers so the table stays
@@ -531,14 +539,14 @@ WindowResult close_window(int window) noexcept {
     Locked lock(g_unstamped);
     g_unstamped.clear();
   }
-  std::lock_guard<std::mutex> lock(g_install_mutex);
+  std::lock_guard<std::mutex> lock(g_open_close_mutex);
   bool last;
   {
     // With the registry: an exiting thread folds its shares only into windows still in use.
     std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
     last = (g_windows_used.fetch_and(~bit, std::memory_order_acq_rel) & ~bit) == 0;
   }
-  if (last) remove_locked();
+  if (last && counting_source() == CountingSource::jemalloc_hooks) remove_jemalloc_hooks_if_alone();
   return r;
 }
 
