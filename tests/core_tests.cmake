@@ -39,3 +39,18 @@ heapgate_add_test(scope_fallback_test JEMALLOC
 # The OS seam on hostile files: FIFOs, devices, size limits, stale temp files.
 # Not GATED: its allocations depend on the paths of the temp directories.
 heapgate_add_test(sys_test SOURCES unit/sys_test.cpp LABELS sys)
+
+# The two feeds of the counting (docs/design.md §3): heapgate's allocation
+# entry points and jemalloc's hooks give the same numbers, in child processes.
+add_executable(counting_workload helpers/counting_workload.cpp)
+target_link_libraries(counting_workload PRIVATE heapgate::core heapgate_warnings)
+heapgate_link_jemalloc(counting_workload)
+heapgate_add_test(counting_sources_test JEMALLOC SOURCES integration/counting_sources_test.cpp LABELS scope)
+add_dependencies(counting_sources_test counting_workload)
+# The scope tests again, counted through jemalloc's hooks (the fallback).
+heapgate_add_test(scope_hooks_test JEMALLOC
+  SOURCES integration/scope_test.cpp integration/scope_threads_test.cpp
+  DEFINITIONS HEAPGATE_TEST_MODES=counters
+  ENVIRONMENT HEAPGATE_COUNT_WITH=hooks
+  LABELS scope)
+target_include_directories(scope_hooks_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
