@@ -10,3 +10,12 @@ heapgate_add_test(thread_churn_exact_test JEMALLOC
   SOURCES stress/thread_churn_test.cpp
   ENVIRONMENT HEAPGATE_STRESS_ROUNDS=4000 HEAPGATE_STRESS_MODE=exact
   LABELS stress)
+# A threaded GoogleTest suite (500 tests, a server thread pool and a client
+# thread each) run under the gate several times: no hang, no crash, the same
+# counts every run (stress/echo_gate_test.cpp).
+add_executable(echo_suite stress/echo_suite.cpp)
+target_link_libraries(echo_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+heapgate_add_test(echo_gate_test JEMALLOC
+  SOURCES stress/echo_gate_test.cpp
+  LABELS stress)
+add_dependencies(echo_gate_test echo_suite)
