@@ -43,3 +43,9 @@ heapgate_link_jemalloc(call_site_suite)
 target_compile_options(call_site_suite PRIVATE -g -fno-omit-frame-pointer)
 heapgate_add_test(call_site_gate_test JEMALLOC SOURCES e2e/call_site_gate_test.cpp LABELS e2e gtest_plugin)
 add_dependencies(call_site_gate_test call_site_suite)
+
+# A suite whose middle test crashes, aborts, exits or hangs on request
+# (HEAPGATE_FAULT), for the fault table (docs/bad-inputs.md).
+add_executable(fault_suite e2e/fault_suite.cpp)
+target_link_libraries(fault_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+target_compile_options(fault_suite PRIVATE -g -fno-omit-frame-pointer)

@@ -17,6 +17,7 @@
 
 #include "explainers.h"
 #include "gtest_flags.h"
+#include "run_guard.h"
 #include "heapgate/baseline.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
@@ -171,6 +172,14 @@ class Listener : public ::testing::EmptyTestEventListener {
       // A CI job that asked for a report must not pass without one.
       if (writer_->error()) report_error_ = writer_->error()->message();
     }
+    // A test that crashes, hangs, exits or is killed ends the run, never its record.
+    if (!child_ && !death_test_child_) {
+      RunGuardOptions guard;
+      guard.journal_fd = writer_ ? writer_->journal_fd() : -1;
+      guard.timeout = std::chrono::seconds(options_.test_timeout_seconds);
+      guard.finish_interrupted = [this](TestRecord record) { finish_interrupted(std::move(record)); };
+      start_run_guard(std::move(guard));
+    }
   }
 
   void OnTestIterationStart(const ::testing::UnitTest&, int iteration) override { iteration_ = iteration; }
@@ -190,6 +199,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   void OnTestStart(const ::testing::TestInfo& info) override {
     test_started_ = std::chrono::steady_clock::now();
     g_requests = TestRequests{};
+    if (!child_ && !death_test_child_) guard_test_started(full_name(info));
     if (effective_mode_ == Mode::off || !recording()) return;
     // A growth child keeps one scope open across every run of the test.
     if (options_.growth_child > 0 && iteration_ > 0) return;
@@ -212,6 +222,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     // TestResult::elapsed_time() counts whole milliseconds, 0 for most unit
     // tests; the report wants their time.
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - test_started_;
+    if (!child_ && !death_test_child_) guard_test_ended();
     std::optional<Result<ScopeResult>> measured;
     std::uint64_t fixture_bytes = 0;
     if (options_.growth_child > 0 && scope_) {
@@ -286,6 +297,15 @@ class Listener : public ::testing::EmptyTestEventListener {
 
     decide(record);
     finish_record(std::move(record));
+  }
+
+  // The run guard's end of a run whose test never finished: that test's
+  // record, then the report as it stands, incomplete. Baselines stay as they are.
+  void finish_interrupted(TestRecord record) {
+    std::fprintf(stderr, "heapgate: %s: %s\n", record.name.c_str(), record.message.c_str());
+    if (!writer_) return;
+    (void)writer_->add(std::move(record));
+    if (auto done = writer_->finish(/*complete=*/false); !done) say_report_error(done.error().message());
   }
 
   void OnTestProgramEnd(const ::testing::UnitTest&) override {

@@ -74,6 +74,13 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.confirm_runs = static_cast<int>(*n);
          return {};
        }},
+      {"test_timeout", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto n = detail::parse_flag_count(where, v);
+         if (!n || *n > 7 * 24 * 3600) return fail(bad_flag_value(where, v, "a number of seconds, 0 for no limit"));
+         o.test_timeout_seconds = static_cast<int>(*n);
+         return {};
+       }},
       {"measure_alone", true, boolean(&Options::measure_alone)},
       {"internal_growth", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {

@@ -102,9 +102,9 @@ int accept_report(const AcceptOptions& options, const Report& report) {
   for (const auto& name : removed) std::printf("  %s: removed (no longer runs)\n", name.c_str());
   std::printf("%s: %zu new, %zu changed, %zu unchanged, %zu removed%s\n", path.c_str(), update.added, update.changed,
               update.unchanged, removed.size(), options.dry_run ? " (dry run: nothing written)" : "");
-  if (options.dry_run || (before.exists && after == before)) return kExitOk;
+  if (options.dry_run || (before.exists && after == before)) return exit_status(GateExit::ok);
   if (auto written = write_baseline(path, after); !written) return bad_input(written.error());
-  return kExitOk;
+  return exit_status(GateExit::ok);
 }
 
 int run_accept(const AcceptOptions& options) {
@@ -142,10 +142,10 @@ int run_accept(const AcceptOptions& options) {
     }
   }
   for (const Report& report : *reports) {
-    if (int code = accept_report(options, report); code != kExitOk) return code;
+    if (int code = accept_report(options, report); code != exit_status(GateExit::ok)) return code;
   }
   std::fflush(stdout);
-  return kExitOk;
+  return exit_status(GateExit::ok);
 }
 
 }  // namespace

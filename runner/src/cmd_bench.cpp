@@ -97,10 +97,10 @@ int run_bench_compare(const BenchCompareOptions& options) {
     }
     print_summary(report, path);
   }
-  if (failed) return kExitGateFailed;
+  if (failed) return exit_status(GateExit::failed);
   // Nothing to judge must never read as a pass.
-  if (unavailable) return kExitUnavailable;
-  return kExitOk;
+  if (unavailable) return exit_status(GateExit::unavailable);
+  return exit_status(GateExit::ok);
 }
 
 }  // namespace

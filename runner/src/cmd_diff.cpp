@@ -52,7 +52,7 @@ int run_diff(const DiffOptions& options) {
     auto text = run_jeprof_rebased(jeprof);
     if (!text) return bad_input(text.error());
     auto written = emit(options.output, *text);
-    return written ? kExitOk : bad_input(written.error());
+    return written ? exit_status(GateExit::ok) : bad_input(written.error());
   }
   if (options.format == "pprof") {
     // Checked before the profiles are read: a build without protobuf says so
@@ -92,7 +92,7 @@ int run_diff(const DiffOptions& options) {
     }
   }
   auto written = emit(options.output, text);
-  return written ? kExitOk : bad_input(written.error());
+  return written ? exit_status(GateExit::ok) : bad_input(written.error());
 }
 
 }  // namespace

@@ -190,7 +190,7 @@ int run_fetch(const FetchOptions& options) {
   if (auto written = emit(options.output, *body); !written) return bad_input(written.error());
   std::fprintf(stderr, "heapgate fetch: wrote the %s profile of run %s to %s (%zu bytes)\n", options.format.c_str(),
                id.c_str(), options.output.c_str(), body->size());
-  return kExitOk;
+  return exit_status(GateExit::ok);
 }
 
 #else

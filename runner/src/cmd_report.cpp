@@ -106,12 +106,12 @@ int run_report(ReportOptions options) {
                  "heapgate report: action: %s not in {merge,junit,markdown,html}; fix: see heapgate report --help "
                  "(heapgate report REPORT.json --pprof DIR writes only pprof files)\n",
                  options.action.c_str());
-    return kExitBadInput;
+    return exit_status(GateExit::usage);
   }
   if (options.inputs.empty()) {
     std::fprintf(stderr, "heapgate report %s: no report given; fix: name a report file or directory after the action\n",
                  options.action.c_str());
-    return kExitBadInput;
+    return exit_status(GateExit::usage);
   }
   std::vector<Report> reports;
   for (const auto& input : options.inputs) {
@@ -126,7 +126,7 @@ int run_report(ReportOptions options) {
       std::fprintf(stderr, "heapgate report: no failing test names a heap profile; nothing written to %s\n",
                    options.pprof_dir.c_str());
     }
-    if (pprof_only) return kExitOk;
+    if (pprof_only) return exit_status(GateExit::ok);
   }
   if (options.action != "merge" && reports.size() != 1) {
     // The usage style ("heapgate report junit: ..."), not "heapgate: heapgate report junit: ...".
@@ -134,7 +134,7 @@ int run_report(ReportOptions options) {
                  "heapgate report %s: expected one report, got %zu; fix: merge shard reports first: heapgate report "
                  "merge -o all.json A.json B.json\n",
                  options.action.c_str(), reports.size());
-    return kExitBadInput;
+    return exit_status(GateExit::usage);
   }
   auto merged = merge_reports(reports);
   if (!merged) return bad_input(merged.error());
@@ -150,7 +150,7 @@ int run_report(ReportOptions options) {
   }
   auto written = emit(options.output, text);
   if (!written) return bad_input(written.error());
-  return kExitOk;
+  return exit_status(GateExit::ok);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // `heapgate run`: runs GoogleTest binaries linked with heapgate's plugin
 // under the allocator settings of the mode, sharded over N processes, shows
 // progress, merges the shard reports, judges and prints the summary.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,6 +51,7 @@ struct RunOptions {
   bool allow_unmeasured = false;
   std::string suppressions;
   int timeout_seconds = 3600;
+  int test_timeout_seconds = 600;  // --heapgate_test_timeout for every binary
   std::string ctest_dir;
   std::string progress = "auto";
   int calibrate = 0;                      // runs to learn noise bands from; 0: gate as usual
@@ -231,6 +233,96 @@ Result<std::vector<std::string>> ctest_binaries(const std::string& dir) {
   return binaries;
 }
 
+// Set by SIGINT or SIGTERM to `heapgate run` itself: the shards are
+// stopped (their guards name the test that was running), what finished is
+// reported, and the run exits incomplete.
+std::atomic<bool> g_stop_requested{false};
+std::atomic<int> g_stop_signal{0};
+
+void request_stop(int signo) {
+  g_stop_signal.store(signo);
+  g_stop_requested.store(true);
+}
+
+// Installs request_stop for SIGINT and SIGTERM while alive.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    struct sigaction action{};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_int_);
+    ::sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopOnSignals() {
+    ::sigaction(SIGINT, &previous_int_, nullptr);
+    ::sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  struct sigaction previous_int_{};
+  struct sigaction previous_term_{};
+};
+
+// The test a shard's log shows started but not ended: GoogleTest prints
+// "[ RUN      ] Name" before a test and "[       OK ] Name", "[  FAILED  ]
+// Name" or "[  SKIPPED ] Name" after it. Only for a shard whose test binary
+// could not say so itself (SIGKILL).
+std::string unfinished_test_in_log(const std::string& log_path) {
+  auto log = sys::read_file(log_path, sys::kProfileSizeLimit);
+  if (!log) return {};
+  const std::string run_tag = "[ RUN      ] ";
+  const std::size_t at = log->rfind(run_tag);
+  if (at == std::string::npos) return {};
+  const std::size_t name_end = log->find_first_of(" \n", at + run_tag.size());
+  const std::string name = log->substr(at + run_tag.size(), name_end - at - run_tag.size());
+  for (const char* end_tag : {"[       OK ] ", "[  FAILED  ] ", "[  SKIPPED ] "}) {
+    if (log->find(end_tag + name, at) != std::string::npos) return {};
+  }
+  return name;
+}
+
+// A shard that did not finish: its report becomes incomplete and names the
+// test that was running, from the binary's own journal line when it could
+// write one, else from its log. A run that timed out calls that test hung.
+void name_interrupted_test(Report& report, const sys::ProcessResult& result, const std::string& log_path,
+                           const RunOptions& options) {
+  report.run.complete = false;
+  Interruption how = Interruption::exited;
+  std::string detail;
+  if (result.timed_out) {
+    how = Interruption::hung;
+    detail = "still running when heapgate run's --timeout of " + std::to_string(options.timeout_seconds) + " s ran out";
+  } else if (result.stopped) {
+    how = Interruption::killed;
+    detail = "heapgate run was interrupted by " + sys::describe_signal(g_stop_signal.load());
+  } else if (result.term_signal == SIGKILL || result.term_signal == SIGTERM || result.term_signal == SIGINT) {
+    how = Interruption::killed;
+    detail = sys::describe_signal(result.term_signal);
+  } else if (result.term_signal != 0) {
+    how = Interruption::crashed;
+    detail = sys::describe_signal(result.term_signal);
+  } else {
+    detail = "exit status " + std::to_string(result.exit_code);
+  }
+  for (TestRecord& record : report.tests) {
+    if (record.interrupted == Interruption::none) continue;
+    // The binary named it; only heapgate run knows that a timeout or an
+    // interruption was what stopped it.
+    if (result.timed_out || result.stopped) {
+      TestRecord relabelled = interrupted_record(record.name, how, detail);
+      relabelled.file = record.file;
+      relabelled.line = record.line;
+      record = std::move(relabelled);
+    }
+    return;
+  }
+  const std::string running = unfinished_test_in_log(log_path);
+  if (!running.empty()) report.tests.push_back(interrupted_record(running, how, detail));
+}
+
 // Runs one binary's shards; returns its merged report, or an exit code.
 Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
   const std::string shards_dir = options.report + "/shards";
@@ -290,6 +382,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
                                     "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir,
                                     "--heapgate_profiles=" + profiles_dir};
       if (options.strict) argv.push_back("--heapgate_strict");
+      argv.push_back("--heapgate_test_timeout=" + std::to_string(options.test_timeout_seconds));
       if (!options.suppressions.empty()) argv.push_back("--heapgate_suppressions=" + options.suppressions);
       argv.push_back("--heapgate_fingerprint=" + options.fingerprint);
       argv.insert(argv.end(), options.plugin_flags.begin(), options.plugin_flags.end());
@@ -307,6 +400,7 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       }
       process.stdout_path = shards_dir + "/" + stem_of(job, i, shards) + ".log";
       process.timeout = std::chrono::seconds(options.timeout_seconds);
+      process.stop = &g_stop_requested;
       outcomes[static_cast<std::size_t>(i)].emplace(sys::run_process(argv, process));
     });
   }
@@ -349,11 +443,16 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       setup_failed = true;
       continue;
     }
-    if (result.timed_out || result.term_signal != 0 || (result.exit_code != 0 && result.exit_code != 1)) {
-      crashed = true;
+    // 0 and 1 are GoogleTest's; 5 is the plugin's own end of a run whose
+    // test never finished (it wrote the report). Anything else did not finish.
+    const bool ended_early = result.timed_out || result.stopped || result.term_signal != 0 ||
+                             (result.exit_code != 0 && result.exit_code != 1 &&
+                              result.exit_code != exit_status(GateExit::incomplete));
+    if (ended_early) {
       std::string how = result.timed_out       ? "timed out after " + std::to_string(options.timeout_seconds) + " s"
-                        : result.term_signal != 0 ? "was killed by signal " + std::to_string(result.term_signal)
-                                                  : "exited with code " + std::to_string(result.exit_code);
+                        : result.stopped        ? "was stopped (heapgate run was interrupted)"
+                        : result.term_signal != 0 ? "died of " + sys::describe_signal(result.term_signal)
+                                                  : "exited with status " + std::to_string(result.exit_code);
       std::fprintf(stderr, "heapgate: %s%s %s; the tests it finished are in the report; log: %s/%s.log\n",
                    job.path.c_str(), where.c_str(), how.c_str(), shards_dir.c_str(), stem.c_str());
     }
@@ -363,6 +462,9 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       std::fprintf(stderr, "heapgate: %s%s wrote no report (%s); log: %s/%s.log\n", job.path.c_str(), where.c_str(),
                    report.error().message().c_str(), shards_dir.c_str(), stem.c_str());
       continue;
+    }
+    if (ended_early || !report->run.complete) {
+      name_interrupted_test(*report, result, shards_dir + "/" + stem + ".log", options);
     }
     reports.push_back(std::move(*report));
   }
@@ -438,7 +540,7 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
       // The usage style of the command line's own errors ("heapgate run: ..."), not "heapgate: heapgate run: ...".
       std::fprintf(stderr, "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], "
                            "or --ctest-dir DIR\n");
-      return kExitBadInput;
+      return exit_status(GateExit::usage);
     }
     binaries.push_back(options.command.front());
     args.assign(options.command.begin() + 1, options.command.end());
@@ -486,7 +588,9 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
   std::vector<Report> reports;
   bool crashed = false;
   ProgressDisplay display(options.progress);
+  StopOnSignals stop_on_signals;
   for (Job& job : jobs) {
+    if (g_stop_requested.load()) break;
     // Read before the run: a malformed or newer baseline stops here, and
     // whether it existed decides who creates it.
     auto checked = baseline_path(options.baselines, job.name, job.path);
@@ -518,9 +622,16 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
   std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(), options.report.c_str());
   std::fflush(stdout);
   if (measured != nullptr) *measured = reports;
-  if (crashed) return kExitBadInput;
+  if (g_stop_requested.load()) {
+    std::fprintf(stderr, "heapgate: interrupted by %s: the tests were stopped; the reports hold what finished\n",
+                 sys::describe_signal(g_stop_signal.load()).c_str());
+    return exit_status(GateExit::incomplete);
+  }
+  // A shard without a report: its tests are unaccounted for.
+  if (crashed) return exit_status(GateExit::incomplete);
+  const bool complete = std::all_of(reports.begin(), reports.end(), [](const Report& r) { return r.run.complete; });
   std::size_t changed = 0;
-  if (options.ratchet) {
+  if (options.ratchet && complete) {
     auto ratcheted = ratchet_improvements(options.baselines, reports);
     if (!ratcheted) return bad_input(ratcheted.error());
     changed = *ratcheted;
@@ -570,7 +681,7 @@ int run_calibration(const RunOptions& options) {
     std::printf("heapgate: calibration run %d of %d\n", i, options.calibrate);
     std::fflush(stdout);
     std::vector<Report> reports;
-    if (int code = run_all(once, &reports); code == kExitBadInput) return code;
+    if (int code = run_all(once, &reports); code == exit_status(GateExit::usage)) return code;
     for (Report& report : reports) runs_of[report.run.binary].push_back(std::move(report));
   }
   for (const auto& [binary, runs] : runs_of) {
@@ -593,7 +704,7 @@ int run_calibration(const RunOptions& options) {
     for (const auto& [name, text] : noisy) std::printf("  noisy %s: %s\n", name.c_str(), text.c_str());
   }
   std::fflush(stdout);
-  return kExitOk;
+  return exit_status(GateExit::ok);
 }
 
 }  // namespace
@@ -616,7 +727,13 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("--suppressions", options->suppressions, "Leak suppressions file (leak:<pattern> lines) for the tests");
   run->add_flag("--allow-unmeasured", options->allow_unmeasured,
                 "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
-  run->add_option("--timeout", options->timeout_seconds, "Seconds before a shard is killed")->capture_default_str();
+  run->add_option("--timeout", options->timeout_seconds,
+                  "Seconds before a shard is stopped (SIGTERM, then SIGKILL): its unfinished test is reported hung")
+      ->capture_default_str();
+  run->add_option("--test-timeout", options->test_timeout_seconds,
+                  "Seconds one test may run before the test binary's watchdog stops the run and reports the\n"
+                  "test hung, with its threads' stacks (--heapgate_test_timeout); 0: no limit")
+      ->capture_default_str();
   run->add_option("--fingerprint", options->fingerprint,
                   "A baseline recorded in another environment (compiler, runtime, jemalloc, build): warn says so,\n"
                   "strict fails the run, ignore does not compare")
@@ -637,8 +754,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->footer(
       "The binary is started with LD_PRELOAD of the system's libjemalloc.so.2 when its dynamic section does not\n"
       "need jemalloc and it does not define mallctl itself; exact and sampled modes set MALLOC_CONF.\n"
-      "Exit codes: 0 pass, 1 regression, leak, budget or failed test, 2 bad input or a crash, 3 nothing measured\n"
-      "with --strict.\n"
+      "Exit codes: 0 pass, 1 regression, leak, budget or failed test, 2 bad usage or input, 3 nothing measured\n"
+      "(--strict), 4 --ratchet wrote a baseline, 5 a test binary did not finish (crashed, hung, exited, killed).\n"
       "Example: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
   run->callback([options, &exit_code] { exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options); });
 }

@@ -7,14 +7,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "heapgate/gate.h"
+
 namespace heapgate::runner {
 
-/// Exit codes of every verb (runner/README.md).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitGateFailed = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitUnavailable = 3;
-inline constexpr int kExitBaselineChanged = 4;  // --ratchet wrote a baseline
+/// Exit codes of every verb: heapgate::GateExit (heapgate/gate.h), the one table.
+using heapgate::exit_status;
+using heapgate::GateExit;
 
 /// Where every verb looks for baselines unless told (--baselines).
 inline constexpr const char* kDefaultBaselinesDir = "baselines";

@@ -138,7 +138,7 @@ Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const
 
 int ratchet_exit_code(int gate_exit, std::size_t changed_baselines) {
   if (gate_exit != 0) return gate_exit;
-  return changed_baselines > 0 ? kExitBaselineChanged : 0;
+  return changed_baselines > 0 ? exit_status(GateExit::baseline_changed) : 0;
 }
 
 void print_summary(std::FILE* out, const std::vector<Report>& reports) {
@@ -153,7 +153,7 @@ void print_summary(std::FILE* out, const std::vector<Report>& reports) {
         std::count_if(report.tests.begin(), report.tests.end(), [](const TestRecord& r) { return r.gtest_failed; }));
     std::fprintf(out, "%-*s %6zu", static_cast<int>(width), report.run.binary.c_str(), counts.total);
     for (Verdict verdict : kVerdicts) std::fprintf(out, " %11zu", counts[verdict]);
-    std::fprintf(out, " %11zu%s\n", gtest_failed, report.run.complete ? "" : "  (incomplete: the binary crashed)");
+    std::fprintf(out, " %11zu%s\n", gtest_failed, report.run.complete ? "" : "  (incomplete: the binary did not finish)");
   }
   for (const Report& report : reports) {
     if (report.run.mode == Mode::off && !report.run.unavailable_reason.empty()) {
@@ -162,9 +162,13 @@ void print_summary(std::FILE* out, const std::vector<Report>& reports) {
     for (const TestRecord& record : report.tests) {
       // New tests are counted in the table; listing each would bury the failures.
       if ((record.verdict == Verdict::pass || record.verdict == Verdict::new_test) && !record.gtest_failed) continue;
-      std::string why = record.gtest_failed ? "failed its own assertions" : first_line(record.message);
-      std::fprintf(out, "  %-11s %s%s%s\n", std::string(to_string(record.verdict)).c_str(), record.name.c_str(),
-                   why.empty() ? "" : ": ", why.c_str());
+      const bool interrupted = record.interrupted != Interruption::none;
+      std::string why = interrupted            ? first_line(record.message)
+                        : record.gtest_failed ? "failed its own assertions"
+                                              : first_line(record.message);
+      const std::string_view label = interrupted ? to_string(record.interrupted) : to_string(record.verdict);
+      std::fprintf(out, "  %-11s %s%s%s\n", std::string(label).c_str(), record.name.c_str(), why.empty() ? "" : ": ",
+                   why.c_str());
     }
   }
 }

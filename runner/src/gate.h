@@ -43,7 +43,7 @@ int gate_exit_code(const std::vector<Report>& reports, bool allow_unmeasured = f
 Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const std::vector<Report>& reports);
 
 /// The exit code of a gated run with --ratchet: the gate's own when it is not
-/// 0, else kExitBaselineChanged when a baseline was written, else 0.
+/// 0, else exit_status(GateExit::baseline_changed) when a baseline was written, else 0.
 int ratchet_exit_code(int gate_exit, std::size_t changed_baselines);
 
 /// Prints one line per report (binary: tests and the count per verdict), then

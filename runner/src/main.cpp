@@ -35,12 +35,14 @@ int main(int argc, char** argv) {
       "Gate test binaries with exact allocation counts; explain failures with heap-profile stacks."};
   app.set_version_flag("--version", HEAPGATE_VERSION_STRING);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 success, 1 the gate failed, 2 bad usage, bad input or a crash, 3 nothing measured\n"
-             "(--strict), 4 --ratchet wrote improvements into a baseline (commit it).\n"
+  app.footer("Exit codes (heapgate::GateExit): 0 success, 1 the gate failed (regression, leak, budget, a test's own\n"
+             "failure), 2 bad usage or input, 3 nothing measured (--strict), 4 --ratchet wrote improvements into a\n"
+             "baseline (commit it), 5 a test binary did not finish (crashed, hung, exited or was killed; the report\n"
+             "holds every test that finished and names the one that did not).\n"
              "Every verb has --help; runner/README.md has examples.\n"
              "Docs: README.md and docs/design.md in the heapgate sources.");
 
-  int exit_code = kExitBadInput;
+  int exit_code = exit_status(GateExit::usage);
   add_run_command(app, exit_code);
   add_compare_command(app, exit_code);
   add_accept_command(app, exit_code);
@@ -59,17 +61,17 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     std::fprintf(stderr, "%s\n", usage_error_message(app, e, argc, argv).c_str());
-    return kExitBadInput;
+    return exit_status(GateExit::usage);
   } catch (const std::bad_alloc&) {
     // The verbs run inside parse(). Input that needs more memory than there
     // is must still end in one line and exit 2, not in abort() and a core.
     std::fprintf(stderr, "heapgate %s: out of memory; fix: check the size of the input files, or free memory\n",
                  verb_name(app).c_str());
-    return kExitBadInput;
+    return exit_status(GateExit::usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "heapgate %s: stopped by an unexpected error: %s; fix: report this as a heapgate bug\n",
                  verb_name(app).c_str(), e.what());
-    return kExitBadInput;
+    return exit_status(GateExit::usage);
   }
   return exit_code;
 }

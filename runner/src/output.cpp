@@ -19,7 +19,7 @@ Result<void> emit(const std::string& path, const std::string& text) {
 
 int bad_input(const Error& error) {
   std::fprintf(stderr, "heapgate: %s\n", error.message().c_str());
-  return kExitBadInput;
+  return exit_status(GateExit::usage);
 }
 
 }  // namespace heapgate::runner

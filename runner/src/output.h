@@ -11,7 +11,7 @@ namespace heapgate::runner {
 /// Writes `text` to `path` atomically, or to stdout when `path` is empty.
 Result<void> emit(const std::string& path, const std::string& text);
 
-/// Prints "heapgate: <message>" on stderr and returns kExitBadInput.
+/// Prints "heapgate: <message>" on stderr and returns exit_status(GateExit::usage).
 int bad_input(const Error& error);
 
 }  // namespace heapgate::runner

@@ -470,9 +470,14 @@ TEST_F(GtestPlugin, ACrashKeepsTheTestsThatFinished) {
   auto report = read_report(dir_);
   ASSERT_TRUE(report) << report.error().message();
   EXPECT_FALSE(report->run.complete);
-  ASSERT_EQ(report->tests.size(), 2u);
+  ASSERT_EQ(report->tests.size(), 3u);
   EXPECT_NE(find(*report, "Sample.Clean"), nullptr);
   EXPECT_NE(find(*report, "Sample.Counted"), nullptr);
+  // The crashed test is named, by the line the plugin's signal handler wrote.
+  const TestRecord* crashed = find(*report, "Sample.CrashesOnRequest");
+  ASSERT_NE(crashed, nullptr);
+  EXPECT_EQ(crashed->interrupted, Interruption::crashed);
+  EXPECT_NE(crashed->message.find("SIGABRT"), std::string::npos) << crashed->message;
 }
 
 TEST_F(GtestPlugin, JUnitReportValidatesAgainstTheJenkinsSchema) {

@@ -366,16 +366,20 @@ TEST_F(RunGate, AcceptRefusesSampledEstimatesOverExactBaselinesUnlessForced) {
   EXPECT_EQ(baseline->tests.at("Sample.Counted").mode, Mode::sampled);
 }
 
-TEST_F(RunGate, ACrashIsExitCode2AndKeepsTheFinishedTests) {
+TEST_F(RunGate, ACrashIsIncompleteExitFiveNamesTheTestAndKeepsTheFinishedOnes) {
   std::vector<std::string> args{"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--",
                                 testing::helper_binary("sample_suite"),
                                 "--gtest_filter=Sample.Clean:Sample.CrashesOnRequest"};
   auto r = heapgate_cli(args, {"SAMPLE_CRASH=1"});
-  EXPECT_EQ(r.exit_code, 2) << r.stdout_text << r.stderr_text;
-  EXPECT_NE(r.stderr_text.find("was killed by signal"), std::string::npos) << r.stderr_text;
+  EXPECT_EQ(r.exit_code, 5) << r.stdout_text << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("died of signal 6 (SIGABRT)"), std::string::npos) << r.stderr_text;
   Report crashed = report();
   EXPECT_FALSE(crashed.run.complete);
   EXPECT_NE(find(crashed, "Sample.Clean"), nullptr);
+  const TestRecord* named = find(crashed, "Sample.CrashesOnRequest");
+  ASSERT_NE(named, nullptr);
+  EXPECT_EQ(named->interrupted, Interruption::crashed);
+  EXPECT_FALSE(std::filesystem::exists(baselines_ + "/sample_suite.json")) << "an incomplete run records no baseline";
 }
 
 TEST_F(RunGate, CtestDirectoryRunsEachHeapgateBinaryOnce) {

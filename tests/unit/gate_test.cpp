@@ -148,10 +148,21 @@ TEST(GateExit, OwnFailureFailsTheRunAndIsCounted) {
   EXPECT_EQ(counts[Verdict::pass], 1u);
 }
 
-TEST(GateExit, IncompleteReportFailsUnavailableStrictIsThree) {
+TEST(GateExit, IncompleteReportIsFiveUnavailableStrictIsThree) {
   Report crashed;
   crashed.run.complete = false;
-  EXPECT_EQ(gate_exit({crashed}), GateExit::failed);
+  EXPECT_EQ(gate_exit({crashed}), GateExit::incomplete);
+  // A report that names a test that never finished is incomplete too, and
+  // that outranks a regression elsewhere.
+  Report hung;
+  TestRecord regressed;
+  regressed.name = "S.regressed";
+  regressed.verdict = Verdict::regressed;
+  hung.tests.push_back(regressed);
+  EXPECT_EQ(gate_exit({hung}), GateExit::failed);
+  hung.tests.push_back(interrupted_record("S.hung", Interruption::hung, "still running after 600 s"));
+  EXPECT_EQ(gate_exit({hung}), GateExit::incomplete);
+  EXPECT_TRUE(fails_run(hung.tests.back(), false));
 
   Report unmeasured;
   TestRecord t;

@@ -73,6 +73,11 @@ struct Options {
   /// of them is within the baseline, the regression was timing noise and the
   /// test passes with a note.
   int confirm_runs = 2;
+  /// `--heapgate_test_timeout=SECONDS` (default 600; 0: none): a test still
+  /// running after this long is stopped by heapgate's watchdog, which writes
+  /// the report of every test that finished plus the hung one with the stacks
+  /// of all threads, and ends the process with exit status 5 (incomplete).
+  int test_timeout_seconds = 600;
   /// `--heapgate_measure_alone` (default false): measure every test once more
   /// alone, in a fresh child process (`counters`), and keep it in the record
   /// (TestRecord::alone) and so in a baseline recorded from the run. A later

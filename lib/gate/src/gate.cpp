@@ -756,18 +756,21 @@ BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::s
 }
 
 bool fails_run(const TestRecord& record, bool strict) noexcept {
-  return record.gtest_failed || is_failure(record.verdict, strict);
+  return record.gtest_failed || record.interrupted != Interruption::none || is_failure(record.verdict, strict);
 }
 
 GateExit gate_exit(const std::vector<Report>& reports, bool allow_unmeasured) {
+  bool failed = false;
   bool unavailable = false;
   for (const Report& report : reports) {
-    if (!report.run.complete) return GateExit::failed;
+    if (!report.run.complete) return GateExit::incomplete;
     for (const TestRecord& record : report.tests) {
-      if (fails_run(record, /*strict=*/false)) return GateExit::failed;
+      if (record.interrupted != Interruption::none) return GateExit::incomplete;
+      if (fails_run(record, /*strict=*/false)) failed = true;
       if (record.verdict == Verdict::unavailable && (report.run.strict || !allow_unmeasured)) unavailable = true;
     }
   }
+  if (failed) return GateExit::failed;
   return unavailable ? GateExit::unavailable : GateExit::ok;
 }
 

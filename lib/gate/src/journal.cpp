@@ -50,6 +50,8 @@ ReportJournal::ReportJournal(const std::string& dir, const std::string& stem, co
   }
 }
 
+int ReportJournal::fd() const noexcept { return file_ != nullptr ? ::fileno(file_) : -1; }
+
 ReportJournal::~ReportJournal() {
   if (file_ != nullptr) std::fclose(file_);
 }

@@ -23,6 +23,47 @@ bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
 
 
+std::string_view to_string(Interruption interruption) noexcept {
+  switch (interruption) {
+    case Interruption::none: return "";
+    case Interruption::crashed: return "crashed";
+    case Interruption::hung: return "hung";
+    case Interruption::exited: return "exited";
+    case Interruption::killed: return "killed";
+  }
+  return "";
+}
+
+Result<Interruption> parse_interruption(std::string_view text) {
+  for (Interruption i : {Interruption::crashed, Interruption::hung, Interruption::exited, Interruption::killed}) {
+    if (text == to_string(i)) return i;
+  }
+  return fail(make_error(ErrorCode::parse_error, "interrupted",
+                         "unknown value \"" + std::string(text) + "\"; expected one of crashed, hung, exited, killed",
+                         "write e.g. crashed"));
+}
+
+TestRecord interrupted_record(std::string name, Interruption how, const std::string& detail) {
+  TestRecord t;
+  t.name = std::move(name);
+  const std::size_t dot = t.name.find('.');
+  t.suite = t.name.substr(0, dot);
+  t.test = dot == std::string::npos ? std::string() : t.name.substr(dot + 1);
+  t.interrupted = how;
+  t.gtest_failed = true;
+  t.verdict = Verdict::unavailable;
+  switch (how) {
+    case Interruption::crashed: t.message = "crashed: the test binary died while this test ran"; break;
+    case Interruption::hung: t.message = "hung: this test did not finish in time, and heapgate stopped the run"; break;
+    case Interruption::exited: t.message = "exited: the test binary exited while this test ran"; break;
+    case Interruption::killed: t.message = "killed: the test binary was killed while this test ran"; break;
+    case Interruption::none: break;
+  }
+  if (!detail.empty()) t.message += " (" + detail + ")";
+  t.message += "; the tests that finished before it are in the report, and those after it did not run";
+  return t;
+}
+
 bool operator==(const LiveGrowth& a, const LiveGrowth& b) noexcept {
   return a.live_allocations == b.live_allocations && a.live_bytes == b.live_bytes;
 }
@@ -37,7 +78,7 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.growth == b.growth && a.call_sites == b.call_sites &&
          a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads && a.alone == b.alone;
+         a.other_threads == b.other_threads && a.alone == b.alone && a.interrupted == b.interrupted;
 }
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
 

@@ -156,8 +156,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
               {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
-               "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks", "standard_errors", "suite", "test",
-               "verdict"});
+               "interrupted", "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks",
+               "standard_errors", "suite", "test", "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
   std::size_t dot = t.name.find('.');
@@ -214,6 +214,10 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (const json* f = r.member(v, p, "gtest_failed", false)) {
     t.gtest_failed = r.boolean(*f, pointer_append(p, "gtest_failed"));
   }
+  if (const json* f = r.member(v, p, "interrupted", false)) {
+    t.interrupted = read_enum<Interruption>(r, *f, pointer_append(p, "interrupted"), parse_interruption, "interrupted",
+                                            "crashed, hung, exited, killed", Interruption::none);
+  }
   if (const json* f = r.member(v, p, "budgets", false)) {
     std::string bp = pointer_append(p, "budgets");
     if (r.object(*f, bp)) {
@@ -255,6 +259,24 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   return t;
 }
 
+// {"interrupted": "<how>", "test": "<name>", "signal": N}, signal optional.
+TestRecord read_interruption_line(JsonReader& r, const json& v) {
+  r.only_keys(v, "", {"interrupted", "seconds", "signal", "test"});
+  Interruption how = Interruption::crashed;
+  if (const json* f = r.member(v, "", "interrupted", true)) {
+    how = read_enum<Interruption>(r, *f, "/interrupted", parse_interruption, "interrupted",
+                                  "crashed, hung, exited, killed", Interruption::crashed);
+  }
+  std::string name;
+  if (const json* f = r.member(v, "", "test", true)) name = r.string(*f, "/test");
+  std::string detail;
+  if (const json* f = r.member(v, "", "signal", false)) detail = sys::describe_signal(r.i32(*f, "/signal"));
+  if (const json* f = r.member(v, "", "seconds", false)) {
+    detail = "still running after " + std::to_string(r.i32(*f, "/seconds")) + " s";
+  }
+  return interrupted_record(std::move(name), how, detail);
+}
+
 std::string journal_header(const RunInfo& run) {
   json header = json{{"schema", std::string(kReportSchema)}, {"journal", true}, {"run", run_to_json(run)}};
   return dump_json(header, -1);
@@ -262,6 +284,7 @@ std::string journal_header(const RunInfo& run) {
 
 Result<Report> parse_report_journal(std::string_view text, std::string_view source) {
   Report report;
+  std::vector<TestRecord> interruptions;
   std::size_t line_no = 0;
   std::size_t pos = 0;
   bool have_header = false;
@@ -283,10 +306,21 @@ Result<Report> parse_report_journal(std::string_view text, std::string_view sour
         if (const json* run = r.member(*doc, "", "run", true)) report.run = read_run(r, *run, "/run");
       }
       have_header = true;
+    } else if (doc->is_object() && doc->contains("interrupted") && !doc->contains("name")) {
+      // Written by a signal handler or a watchdog while the test ran
+      // (interruption_line_prefix): the test never finished.
+      interruptions.push_back(read_interruption_line(r, *doc));
     } else {
       report.tests.push_back(read_record(r, *doc, ""));
     }
     if (!r.ok()) return fail(r.error());
+  }
+  // A test named by an interruption line gets its record, unless a full
+  // record of it was written too (a watchdog that finished its report).
+  for (TestRecord& interrupted : interruptions) {
+    const bool recorded = std::any_of(report.tests.begin(), report.tests.end(),
+                                      [&](const TestRecord& t) { return t.name == interrupted.name; });
+    if (!recorded) report.tests.push_back(std::move(interrupted));
   }
   if (!have_header) {
     return fail(make_error(ErrorCode::parse_error, std::string(source), "the journal has no complete header line",
@@ -461,6 +495,7 @@ std::string record_json_line(const TestRecord& t) {
     w.close('}');
   }
   w.key("gtest_failed").boolean(t.gtest_failed);
+  if (t.interrupted != Interruption::none) w.key("interrupted").string(to_string(t.interrupted));
   w.key("line").i64(t.line);
   w.key("message").string(t.message);
   write_metrics(w.key("metrics"), t.metrics);
@@ -495,6 +530,11 @@ std::string record_json_line(const TestRecord& t) {
   w.key("verdict").string(to_string(t.verdict));
   w.close('}');
   return out;
+}
+
+std::string interruption_line_prefix(Interruption how, std::string_view name) {
+  return "{\"interrupted\":\"" + std::string(to_string(how)) +
+         "\",\"test\":" + detail::dump_json(detail::json(std::string(name)), -1);
 }
 
 std::string report_json(const RunInfo& run, const std::vector<std::string>& record_lines) {

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,12 +15,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 extern char** environ;
@@ -46,6 +49,125 @@ struct Fd {
 }  // namespace
 
 void* find_symbol(const char* name) noexcept { return ::dlsym(RTLD_DEFAULT, name); }
+
+namespace {
+
+// One stack request at a time: the handler fills these in the signalled thread.
+constexpr int kMaxStackFrames = 64;
+void* g_stack_frames[kMaxStackFrames];
+std::atomic<int> g_stack_depth{0};
+std::atomic<bool> g_stack_done{false};
+
+void unwind_on_signal(int) {
+  const int saved_errno = errno;
+  g_stack_depth.store(::backtrace(g_stack_frames, kMaxStackFrames), std::memory_order_relaxed);
+  g_stack_done.store(true, std::memory_order_release);
+  errno = saved_errno;
+}
+
+std::string thread_name(int tid) {
+  auto comm = read_file("/proc/self/task/" + std::to_string(tid) + "/comm", kDocumentSizeLimit);
+  if (!comm) return {};
+  std::string name = *comm;
+  while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
+  return name;
+}
+
+// The signal trampoline the kernel returns through (glibc's __restore_rt on
+// x86-64: mov $15, %rax; syscall), a local symbol dladdr does not name.
+bool is_signal_trampoline(const void* address) {
+#if defined(__x86_64__)
+  static const unsigned char kRestoreRt[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+  return std::memcmp(address, kRestoreRt, sizeof kRestoreRt) == 0;
+#else
+  (void)address;
+  return false;
+#endif
+}
+
+// Frames up to and including the signal trampoline are the handler's own.
+std::vector<std::uintptr_t> interrupted_frames(void* const* frames, int depth) {
+  int first = depth > 2 ? 2 : 0;  // the handler, then the trampoline, where it cannot be recognized
+  for (int i = 0; i < depth && i < 4; ++i) {
+    if (is_signal_trampoline(frames[i])) {
+      first = i + 1;
+      break;
+    }
+  }
+  std::vector<std::uintptr_t> out;
+  for (int i = first; i < depth; ++i) out.push_back(reinterpret_cast<std::uintptr_t>(frames[i]));
+  return out;
+}
+
+}  // namespace
+
+std::vector<ThreadStack> capture_thread_stacks(std::chrono::milliseconds wait) {
+  std::vector<ThreadStack> stacks;
+  const int self = static_cast<int>(::gettid());
+  {
+    void* frames[kMaxStackFrames];
+    const int depth = ::backtrace(frames, kMaxStackFrames);  // also loads the unwinder before any handler needs it
+    ThreadStack mine;
+    mine.tid = self;
+    mine.name = thread_name(self);
+    mine.captured = true;
+    for (int i = 1; i < depth; ++i) mine.frames.push_back(reinterpret_cast<std::uintptr_t>(frames[i]));
+    stacks.push_back(std::move(mine));
+  }
+  std::vector<int> tids;
+  if (DIR* dir = ::opendir("/proc/self/task")) {
+    while (dirent* entry = ::readdir(dir)) {
+      const int tid = std::atoi(entry->d_name);
+      if (tid > 0 && tid != self) tids.push_back(tid);
+    }
+    ::closedir(dir);
+  }
+  std::sort(tids.begin(), tids.end());
+  const int signo = SIGRTMIN + 4;
+  struct sigaction action{};
+  struct sigaction previous{};
+  action.sa_handler = unwind_on_signal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  if (::sigaction(signo, &action, &previous) != 0) return stacks;
+  for (int tid : tids) {
+    ThreadStack stack;
+    stack.tid = tid;
+    stack.name = thread_name(tid);
+    g_stack_done.store(false, std::memory_order_relaxed);
+    if (::tgkill(::getpid(), tid, signo) == 0) {
+      const auto deadline = std::chrono::steady_clock::now() + wait;
+      while (!g_stack_done.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      if (g_stack_done.load(std::memory_order_acquire)) {
+        stack.captured = true;
+        stack.frames = interrupted_frames(g_stack_frames, g_stack_depth.load(std::memory_order_relaxed));
+      }
+    }
+    const bool answered = stack.captured;
+    stacks.push_back(std::move(stack));
+    // A thread that answers late would write into the next one's frames:
+    // the rest are named without their stacks.
+    if (!answered) {
+      for (int rest : tids) {
+        if (rest <= tid) continue;
+        ThreadStack unasked;
+        unasked.tid = rest;
+        unasked.name = thread_name(rest);
+        stacks.push_back(std::move(unasked));
+      }
+      break;
+    }
+  }
+  ::sigaction(signo, &previous, nullptr);
+  return stacks;
+}
+
+std::string describe_signal(int signo) {
+  const char* abbrev = ::sigabbrev_np(signo);
+  return "signal " + std::to_string(signo) + (abbrev != nullptr ? std::string(" (SIG") + abbrev + ")" : std::string());
+}
 
 std::string temp_root() {
   const char* t = std::getenv("TMPDIR");
@@ -483,19 +605,30 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
 
   ProcessResult result;
   auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  // Ending a child: SIGTERM to its group first (a test binary's guard then
+  // names the test that was running), SIGKILL after the grace period.
+  std::optional<std::chrono::steady_clock::time_point> kill_at;
   char buf[65536];
   while (err_r.fd >= 0 || out_r.fd >= 0) {
     pollfd fds[2];
     nfds_t n = 0;
     if (out_r.fd >= 0) fds[n++] = {out_r.fd, POLLIN, 0};
     if (err_r.fd >= 0) fds[n++] = {err_r.fd, POLLIN, 0};
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
+    const auto now = std::chrono::steady_clock::now();
+    if (!kill_at) {
+      const bool stop = options.stop != nullptr && options.stop->load(std::memory_order_relaxed);
+      if (now >= deadline || stop) {
+        (now >= deadline ? result.timed_out : result.stopped) = true;
+        ::kill(-pid, SIGTERM);
+        kill_at = now + options.grace;
+      }
+    } else if (now >= *kill_at) {
       ::kill(-pid, SIGKILL);
       break;
     }
-    int pr = ::poll(fds, n, static_cast<int>(std::min<long long>(left.count(), 1000)));
+    const auto until = kill_at ? *kill_at : deadline;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now);
+    int pr = ::poll(fds, n, static_cast<int>(std::clamp<long long>(left.count(), 0, 200)));
     if (pr < 0 && errno != EINTR) break;
     for (nfds_t i = 0; i < n; ++i) {
       if (fds[i].revents == 0) continue;
@@ -512,7 +645,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && !result.timed_out) {
+  if (WIFEXITED(status) && !result.timed_out && !result.stopped) {
     result.exit_code = WEXITSTATUS(status);
   } else if (WIFSIGNALED(status)) {
     result.term_signal = WTERMSIG(status);

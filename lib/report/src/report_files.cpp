@@ -55,13 +55,13 @@ Result<void> ReportWriter::add(TestRecord record) {
   return appended;
 }
 
-Result<void> ReportWriter::finish() {
+Result<void> ReportWriter::finish(bool complete) {
   if (finished_) {
     return fail(make_error(ErrorCode::conflict, journal_->path(), "finish() called twice", "call finish() once"));
   }
   finished_ = true;
   if (journal_->error()) return fail(*journal_->error());
-  report_.run.complete = true;
+  report_.run.complete = complete;
   const std::string json = lines_current_ ? report_json(report_.run, lines_) : to_json(report_);
   if (auto ok = write_report_files_with(dir_, report_, stem_, json); !ok) return ok;
   journal_->close_and_remove();

@@ -145,7 +145,7 @@ std::string system_out(const TestRecord& t) {
 }
 
 struct SuiteCounts {
-  std::size_t tests = 0, failures = 0, skipped = 0;
+  std::size_t tests = 0, failures = 0, errors = 0, skipped = 0;
   double ms = 0;
 };
 
@@ -195,7 +195,15 @@ std::string to_junit_xml(const Report& report) {
       ++counts.tests;
       counts.ms += t->duration_ms > 0 ? t->duration_ms : 0;
       std::string headline = "heapgate: " + t->name + " " + std::string(to_string(t->verdict));
-      if (is_failure(t->verdict, report.run.strict)) {
+      if (t->interrupted != Interruption::none) {
+        // JUnit's <error>: the test did not fail, it never ended. The whole
+        // message, with the threads' stacks of a hung test.
+        pugi::xml_node e = tc.append_child("error");
+        attr(e, "message", detail::first_line(t->message));
+        attr(e, "type", "heapgate." + std::string(to_string(t->interrupted)));
+        e.append_child(pugi::node_pcdata).set_value(xml_safe(t->message).c_str());
+        ++counts.errors;
+      } else if (is_failure(t->verdict, report.run.strict)) {
         pugi::xml_node f = tc.append_child("failure");
         std::string first = detail::first_line(t->message);
         attr(f, "message", first.empty() ? headline : first);
@@ -218,19 +226,20 @@ std::string to_junit_xml(const Report& report) {
     }
     attr(suite, "tests", std::to_string(counts.tests));
     attr(suite, "failures", std::to_string(counts.failures));
-    attr(suite, "errors", "0");
+    attr(suite, "errors", std::to_string(counts.errors));
     attr(suite, "skipped", std::to_string(counts.skipped));
     attr(suite, "time", seconds(counts.ms));
     if (!report.run.started_at.empty()) attr(suite, "timestamp", report.run.started_at);
     attr(suite, "hostname", report.run.host.empty() ? std::string("localhost") : report.run.host);
     total.tests += counts.tests;
     total.failures += counts.failures;
+    total.errors += counts.errors;
     total.skipped += counts.skipped;
     total.ms += counts.ms;
   }
   attr(root, "tests", std::to_string(total.tests));
   attr(root, "failures", std::to_string(total.failures));
-  attr(root, "errors", "0");
+  attr(root, "errors", std::to_string(total.errors));
   attr(root, "time", seconds(total.ms));
 
   std::ostringstream out;

@@ -309,7 +309,8 @@ BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::s
 std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report>& runs);
 
 /// A record fails the run: its verdict is a failure (is_failure with
-/// `strict`), or the test failed its own assertions.
+/// `strict`), the test failed its own assertions, or it never finished
+/// (TestRecord::interrupted).
 bool fails_run(const TestRecord& record, bool strict) noexcept;
 
 /// How many tests got each verdict.
@@ -328,25 +329,36 @@ struct VerdictCounts {
 /// Counts the verdicts of `report`. Pure.
 VerdictCounts count_verdicts(const Report& report);
 
-/// The exit codes of a gate (the CLI's, ci/gate.sh's).
+/// The exit codes of heapgate: every verb of the CLI, a test binary's setup
+/// errors, `bench compare`, ci/gate.sh. Declared here once; README.md and
+/// `heapgate --help` list them.
 enum class GateExit {
   ok = 0,
-  /// A test regressed, leaked, went over budget or failed its own
-  /// assertions, or a binary crashed before finishing its report.
+  /// A test regressed, leaked, went over budget or failed its own assertions.
   failed = 1,
-  /// Bad usage or input (the CLI's own; never from gate_exit()).
+  /// Bad usage or input: a flag, a file that cannot be read or parsed, a
+  /// report or baseline that cannot be written (the CLI's own and a test
+  /// binary's setup; never from gate_exit()).
   usage = 2,
   /// Nothing could be measured, and that is not allowed (strict).
   unavailable = 3,
   /// The gate passed and --ratchet wrote improvements into a baseline: the
   /// pipeline should commit it (the CLI's own; never from gate_exit()).
   baseline_changed = 4,
+  /// A test binary did not finish: it crashed, hung (a timeout stopped it),
+  /// exited in the middle or was killed. The report holds every test that
+  /// finished and names the one that did not; no baseline is written.
+  incomplete = 5,
 };
 
-/// The exit code of a run over its reports: `failed` when any record fails
-/// the run (fails_run) or a report is incomplete; else `unavailable` when some
-/// test was not measured (a gate that measured nothing must not pass
-/// silently) unless `allow_unmeasured` and the run is not strict; else `ok`.
+/// The process exit status of `code`.
+constexpr int exit_status(GateExit code) noexcept { return static_cast<int>(code); }
+
+/// The exit code of a run over its reports: `incomplete` when a report is
+/// incomplete or names a test that never finished; else `failed` when any
+/// record fails the run (fails_run); else `unavailable` when some test was
+/// not measured (a gate that measured nothing must not pass silently) unless
+/// `allow_unmeasured` and the run is not strict; else `ok`.
 GateExit gate_exit(const std::vector<Report>& reports, bool allow_unmeasured = false);
 
 }  // namespace heapgate

@@ -48,6 +48,9 @@ class ReportJournal {
   void close_and_remove() noexcept;
 
   const std::string& path() const noexcept { return path_; }
+  /// The journal's file descriptor, -1 when none: a signal handler appends
+  /// an interruption line (interruption_line_prefix()) with write(2).
+  int fd() const noexcept;
   /// The error that stopped the journal, if any.
   const std::optional<Error>& error() const noexcept { return error_; }
 

@@ -71,6 +71,24 @@ struct LiveGrowth {
 bool operator==(const LiveGrowth& a, const LiveGrowth& b) noexcept;
 bool operator!=(const LiveGrowth& a, const LiveGrowth& b) noexcept;
 
+/// How a test that never finished ended (JSON "interrupted", absent for a
+/// test that finished). Closed list, spelled as in JSON:
+/// - `none`: the test finished.
+/// - `crashed`: the test binary died of a signal (SIGSEGV, SIGABRT, …) while
+///   the test ran.
+/// - `hung`: the test was still running when a timeout ran out
+///   (--heapgate_test_timeout, or `heapgate run --timeout`); heapgate stopped
+///   the run, with the stacks of its threads when the plugin's watchdog did.
+/// - `exited`: the test called exit() (or something did while it ran).
+/// - `killed`: the test binary was killed from outside (SIGKILL, SIGTERM,
+///   `heapgate run` interrupted) while the test ran.
+enum class Interruption { none, crashed, hung, exited, killed };
+
+/// The name as written in JSON ("crashed"); "" for none.
+std::string_view to_string(Interruption interruption) noexcept;
+/// Parses a name; the error names the value and lists the valid ones.
+Result<Interruption> parse_interruption(std::string_view text);
+
 /// Everything heapgate knows about one test of a run.
 struct TestRecord {
   /// The full gtest name, "Suite.Test" (as gtest prints typed/param names).
@@ -138,6 +156,10 @@ struct TestRecord {
   /// setup); JSON "setup_residue", absent when false. Accepting the record
   /// stores it in the baseline, so later runs need not repeat the test.
   bool setup_residue = false;
+  /// The test never finished (JSON "interrupted", absent for `none`): it has
+  /// no measurements, `gtest_failed` is set, and `message` says what ended
+  /// it. Such a record fails the run, and its report is incomplete.
+  Interruption interrupted = Interruption::none;
 };
 
 /// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
@@ -168,6 +190,19 @@ std::string to_json(const Report& report);
 /// One record as one line of compact JSON with sorted keys, no newline: a
 /// line of the report journal, indented as it is in to_json()'s report. Pure.
 std::string record_json_line(const TestRecord& record);
+
+/// The record of a test that never finished: its name (suite and test split
+/// at the first '.'), `interrupted`, `gtest_failed`, verdict `unavailable`
+/// and a message that says what ended it, followed by `detail` (a signal's
+/// name, how long it ran, the threads' stacks) when not empty. Pure.
+TestRecord interrupted_record(std::string name, Interruption how, const std::string& detail);
+
+/// The journal line that says a test was interrupted, as a plugin writes it
+/// from a signal handler (docs/design.md §7): `{"interrupted":"<how>",
+/// "test":"<name>"` followed by `,"signal":N}` or `}`; here the part up to
+/// and including the name, JSON-escaped. A journal reader turns such a line
+/// into interrupted_record(), unless a full record of the test follows it. Pure.
+std::string interruption_line_prefix(Interruption how, std::string_view name);
 
 /// to_json() of a report whose records are already serialized: `run`, then
 /// `record_lines` (record_json_line() of each record, in order). A writer

@@ -4,6 +4,7 @@
 // of heapgate needs, in one place (benchmark sysinfo.cc, fmt os.cc).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -17,6 +18,26 @@ namespace heapgate::sys {
 
 /// The address of `name` in the process' global scope (dlsym(RTLD_DEFAULT)), or nullptr.
 void* find_symbol(const char* name) noexcept;
+
+/// "signal 11 (SIGSEGV)": a signal's number and name, for messages.
+std::string describe_signal(int signo);
+
+/// One thread's call stack, for a report of a test that hung.
+struct ThreadStack {
+  int tid = 0;
+  std::string name;  ///< /proc/self/task/TID/comm
+  /// Return addresses, innermost first; the first is where the thread was
+  /// interrupted (an exact address), the others return addresses.
+  std::vector<std::uintptr_t> frames;
+  /// False when the thread did not answer within the wait (blocked signals).
+  bool captured = false;
+};
+
+/// The stacks of every thread of this process, the calling thread's first:
+/// each other thread is sent a real-time signal whose handler unwinds it
+/// (glibc's backtrace()), one thread at a time, waiting up to `wait` for
+/// each. Not thread-safe; for a watchdog that is about to end the process.
+std::vector<ThreadStack> capture_thread_stacks(std::chrono::milliseconds wait);
 
 /// The directory for temporary files: $TMPDIR if set and non-empty, else /tmp.
 std::string temp_root();
@@ -156,6 +177,7 @@ struct ProcessResult {
   int exit_code = -1;   ///< exit status, or -1 when killed by a signal / timed out
   int term_signal = 0;  ///< the signal that ended it, or 0
   bool timed_out = false;
+  bool stopped = false;  ///< ended because ProcessOptions::stop turned true
   std::string stdout_text;  ///< captured stdout, unless redirected to a file
   std::string stderr_text;  ///< captured stderr (always captured)
 };
@@ -168,8 +190,14 @@ struct ProcessOptions {
   std::vector<std::string> extra_env;
   /// Environment variable names to remove from the child's environment.
   std::vector<std::string> unset_env;
-  /// Kill the child after this long.
+  /// Stop the child after this long: SIGTERM to its process group, then
+  /// SIGKILL after `grace`.
   std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+  /// When set and it turns true (a signal handler of the caller's), the child
+  /// is stopped the same way (ProcessResult::stopped).
+  const std::atomic<bool>* stop = nullptr;
+  /// Between SIGTERM and SIGKILL.
+  std::chrono::milliseconds grace{std::chrono::seconds(5)};
 };
 
 /// Runs `argv` (argv[0] is looked up in $PATH) without a shell, waits for it,

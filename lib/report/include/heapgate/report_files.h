@@ -89,8 +89,9 @@ class ReportWriter {
   /// the journal; the record is kept in memory even then.
   Result<void> add(TestRecord record);
   /// Writes the final JSON, JUnit and Markdown files and removes the journal.
-  /// A second call fails with `conflict`.
-  Result<void> finish();
+  /// A second call fails with `conflict`. With `complete` false, the report
+  /// says the run did not finish (RunInfo::complete): a test was interrupted.
+  Result<void> finish(bool complete = true);
 
   /// The report so far (every record added).
   const Report& report() const noexcept { return report_; }
@@ -104,6 +105,8 @@ class ReportWriter {
   }
   /// `<dir>/<stem>.partial.jsonl`.
   const std::string& journal_path() const noexcept { return journal_->path(); }
+  /// The journal's file descriptor (ReportJournal::fd()).
+  int journal_fd() const noexcept { return journal_->fd(); }
   /// Why the journal could not be started (an uncreatable or unwritable
   /// `dir`), if so: every add() and finish() will fail with it.
   const std::optional<Error>& error() const noexcept { return journal_->error(); }

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A suite whose middle test fails in the way HEAPGATE_FAULT names, for the
+// fault table of docs/bad-inputs.md (tests/e2e/faults_test.cpp): `segv`,
+// `abort`, `exit0`, `hang` (with two more threads blocked beside it), or
+// `sleep` (a long test for a kill from outside). Without it, every test passes.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+std::string fault() {
+  const char* f = std::getenv("HEAPGATE_FAULT");
+  return f != nullptr ? f : "";
+}
+
+__attribute__((noinline)) void wait_forever_for_a_reply() {
+  static std::mutex m;
+  static std::condition_variable never;
+  std::unique_lock<std::mutex> lock(m);
+  never.wait(lock, [] { return false; });
+}
+
+TEST(Faults, First) { std::vector<int> v(100); EXPECT_EQ(v.size(), 100u); }
+TEST(Faults, Second) { std::string s(300, 'x'); EXPECT_EQ(s.size(), 300u); }
+
+TEST(Faults, Trigger) {
+  std::vector<int> allocated(50);
+  const std::string f = fault();
+  if (f == "segv") {
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;
+  } else if (f == "abort") {
+    std::abort();
+  } else if (f == "exit0") {
+    std::exit(0);
+  } else if (f == "hang") {
+    std::thread a(wait_forever_for_a_reply);
+    std::thread b(wait_forever_for_a_reply);
+    wait_forever_for_a_reply();
+  } else if (f == "sleep") {
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+  }
+  EXPECT_EQ(allocated.size(), 50u);
+}
+
+TEST(Faults, Later) { std::vector<int> v(10); EXPECT_EQ(v.size(), 10u); }
+
+}  // namespace
