@@ -29,3 +29,9 @@ add_test(NAME bad_inputs_catalogue_finds_mistakes
 set_tests_properties(bad_inputs_catalogue_finds_mistakes PROPERTIES PASS_REGULAR_EXPRESSION
   "row BI-03: out of order, expected BI-02.*has 2 rows, fewer than 40.*test BI04_Extra: no row BI-04.*row BI-03: no test")
 set_tests_properties(bad_inputs_catalogue bad_inputs_catalogue_finds_mistakes PROPERTIES LABELS "bad_inputs")
+# The fault table (docs/bad-inputs.md, "Faults") and tests/e2e/faults_test.cpp.
+add_test(NAME faults_catalogue
+  COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/bad-inputs.md
+          -DTESTS=${CMAKE_CURRENT_SOURCE_DIR}/e2e/faults_test.cpp -DPREFIX=F -DSUITE=Faults -DMIN_ROWS=12
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_inputs_catalogue_check.cmake)
+set_tests_properties(faults_catalogue PROPERTIES LABELS "bad_inputs;faults")

@@ -49,3 +49,9 @@ add_dependencies(call_site_gate_test call_site_suite)
 add_executable(fault_suite e2e/fault_suite.cpp)
 target_link_libraries(fault_suite PRIVATE heapgate::gtest_main heapgate_warnings)
 target_compile_options(fault_suite PRIVATE -g -fno-omit-frame-pointer)
+# The fault table of docs/bad-inputs.md: one test per row (label faults).
+heapgate_add_test(faults_test JEMALLOC
+  SOURCES e2e/faults_test.cpp
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\""
+  LABELS e2e faults)
+add_dependencies(faults_test fault_suite heapgate_cli)

@@ -188,7 +188,11 @@ class Listener : public ::testing::EmptyTestEventListener {
   // here, outside any test, fails the run.
   void OnTestIterationEnd(const ::testing::UnitTest&, int iteration) override {
     if (iteration != 0 || child_ || death_test_child_) return;
-    if (!report_error_.empty()) ADD_FAILURE() << "heapgate: no report: " << report_error_;
+    if (!report_error_.empty()) {
+      ADD_FAILURE() << "heapgate: no report: " << report_error_;
+      // Also where `heapgate run` and a reader of stderr look for it.
+      std::fprintf(stderr, "heapgate: no report: %s\n", report_error_.c_str());
+    }
     if (options_.fingerprint == FingerprintCheck::strict && !environment_change_.empty()) {
       ADD_FAILURE() << "heapgate: " << environment_change_
                     << "; fix: record the baselines in this environment (--heapgate_update_baselines or heapgate "
@@ -336,7 +340,11 @@ class Listener : public ::testing::EmptyTestEventListener {
       }
     }
     if (writer_) {
-      if (auto done = writer_->finish(); !done) say_report_error(done.error().message());
+      if (auto done = writer_->finish(); !done) {
+        say_report_error(done.error().message());
+        // A run that asked for a report must not pass without one.
+        if (!child_) guard_exit_status(exit_status(GateExit::usage));
+      }
     }
     if (!child_ && kept_profiles_ > 0) {
       std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", kept_profiles_,
@@ -359,6 +367,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     accept_run(baseline_, run_);
     if (auto written = write_baseline(baseline_path_, baseline_); !written) {
       std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());
+      guard_exit_status(exit_status(GateExit::usage));
     } else {
       std::fprintf(stderr, "heapgate: %s %s (%zu tests)\n", create ? "created" : "updated", baseline_path_.c_str(),
                    recorded);

@@ -125,10 +125,20 @@ void on_signal(int signo) {
   ::_exit(exit_status(GateExit::incomplete));
 }
 
-// exit() while a test runs: the test called it (or a library did).
+std::atomic<int> g_exit_status{-1};
+
+// exit() while a test runs: the test called it (or a library did). At the
+// normal end of the program: the status the listener asked for, if any.
 void on_exit() {
   int expected = kRunning;
-  if (::getpid() != g_pid || !g_state.compare_exchange_strong(expected, kInterrupted)) return;
+  if (::getpid() != g_pid) return;
+  if (!g_state.compare_exchange_strong(expected, kInterrupted)) {
+    if (const int status = g_exit_status.load(); status >= 0) {
+      std::fflush(nullptr);
+      ::_exit(status);
+    }
+    return;
+  }
   std::fprintf(stderr, "\nheapgate: %s called exit() while it ran; the report keeps the tests before it\n",
                g_name.c_str());
   if (g_options.finish_interrupted) {
@@ -242,6 +252,8 @@ void guard_test_started(const std::string& name) {
   g_started_ns.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   g_state.store(kRunning, std::memory_order_release);
 }
+
+void guard_exit_status(int code) { g_exit_status.store(code); }
 
 void guard_test_ended() {
   int expected = kRunning;

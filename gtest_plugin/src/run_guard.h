@@ -43,5 +43,10 @@ void guard_test_started(const std::string& name);
 /// The test ended. If the watchdog is already finishing the run, this
 /// waits for the process to end.
 void guard_test_ended();
+/// When the process exits normally (main returns, after every listener has
+/// finished), its status is `code` instead of GoogleTest's: for what the
+/// listener finds only at the end of the program, e.g. a report or baseline
+/// that could not be written (GateExit::usage).
+void guard_exit_status(int code);
 
 }  // namespace heapgate::gtest

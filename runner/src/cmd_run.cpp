@@ -431,14 +431,16 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     // The stderr of the shard goes beside its stdout, for the reader of the log.
     std::ofstream(shards_dir + "/" + stem + ".log", std::ios::app) << result.stderr_text;
     const std::string where = shards > 1 ? " (shard " + std::to_string(i) + " of " + std::to_string(shards) + ")" : "";
-    if (result.exit_code == 2 && result.term_signal == 0 && !result.timed_out) {
-      // The plugin's setup errors (a bad flag, suppressions file or baseline)
-      // stop the binary with 2 before any test: say its own words.
-      crashed = true;
+    if (result.exit_code == exit_status(GateExit::usage) && result.term_signal == 0 && !result.timed_out &&
+        !result.stopped) {
+      // The plugin's input or output was wrong: a bad flag, suppressions file
+      // or baseline before any test, or a report or baseline it could not
+      // write at the end. Say its own words: the line with a fix.
       const std::string& err = result.stderr_text;
-      std::size_t at = err.find("heapgate: ");
+      std::size_t at = err.rfind("; fix: ");
+      at = at == std::string::npos ? err.rfind("heapgate: ") : err.rfind("heapgate: ", at);
       std::string why = at == std::string::npos ? err.substr(0, err.find('\n')) : err.substr(at, err.find('\n', at) - at);
-      std::fprintf(stderr, "heapgate: %s%s stopped before its tests (exit 2): %s\n", job.path.c_str(), where.c_str(),
+      std::fprintf(stderr, "heapgate: %s%s exited 2 (bad input or output): %s\n", job.path.c_str(), where.c_str(),
                    why.c_str());
       setup_failed = true;
       continue;
@@ -468,9 +470,9 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     }
     reports.push_back(std::move(*report));
   }
-  if (reports.empty() && setup_failed) {
-    return fail(make_error(ErrorCode::invalid_argument, job.path, "stopped before running its tests",
-                           "fix the setup error it printed (above), then run again"));
+  if (setup_failed) {
+    return fail(make_error(ErrorCode::invalid_argument, job.path, "exited 2: its input or output was wrong",
+                           "fix the error it printed (above), then run again"));
   }
   if (reports.empty()) {
     return fail(make_error(ErrorCode::io_error, job.path, "produced no report",

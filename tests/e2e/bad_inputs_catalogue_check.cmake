@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 # cmake -DDOC=docs/bad-inputs.md -DTESTS=tests/e2e/bad_inputs_test.cpp [-DMIN_ROWS=40]
-#       -P bad_inputs_catalogue_check.cmake
-# The bad-input catalogue and its tests stay one list: every row `| BI-NN |`
-# of the table has a test `TEST(BadInputs, BINN_...)`, every such test has a
-# row, ids run BI-01, BI-02, ... without gaps or repeats, and the table keeps
-# at least MIN_ROWS rows. Any miss fails with every problem listed.
+#       [-DPREFIX=BI -DSUITE=BadInputs] -P bad_inputs_catalogue_check.cmake
+# A catalogue and its tests stay one list: every row `| BI-NN |` of the table
+# has a test `TEST(BadInputs, BINN_...)`, every such test has a row, ids run
+# BI-01, BI-02, ... without gaps or repeats, and the table keeps at least
+# MIN_ROWS rows. Any miss fails with every problem listed. PREFIX and SUITE
+# name another catalogue in the same way (the fault table: F, Faults).
 cmake_minimum_required(VERSION 3.21)
 foreach(var DOC TESTS)
   if(NOT ${var})
@@ -13,6 +14,12 @@ foreach(var DOC TESTS)
 endforeach()
 if(NOT MIN_ROWS)
   set(MIN_ROWS 40)
+endif()
+if(NOT PREFIX)
+  set(PREFIX BI)
+endif()
+if(NOT SUITE)
+  set(SUITE BadInputs)
 endif()
 
 set(errors "")
@@ -36,11 +43,11 @@ function(matching_lines path regex out)
 endfunction()
 
 # Rows: table lines whose first cell is an id.
-matching_lines("${DOC}" "^\\| *BI-[0-9]+ *\\|" row_lines)
+matching_lines("${DOC}" "^\\| *${PREFIX}-[0-9]+ *\\|" row_lines)
 set(row_ids "")
 set(expected 1)
 foreach(line IN LISTS row_lines)
-  string(REGEX MATCH "^\\| *BI-([0-9]+) *\\|" _ "${line}")
+  string(REGEX MATCH "^\\| *${PREFIX}-([0-9]+) *\\|" _ "${line}")
   set(id "${CMAKE_MATCH_1}")
   set(number "${id}")
   string(REGEX REPLACE "^0+([0-9])" "\\1" number "${number}")
@@ -50,13 +57,13 @@ foreach(line IN LISTS row_lines)
     set(want "${number}")
   endif()
   if(NOT id STREQUAL want)
-    list(APPEND errors "row BI-${id}: write the id with two digits at least (BI-${want})")
+    list(APPEND errors "row ${PREFIX}-${id}: write the id with two digits at least (${PREFIX}-${want})")
   endif()
   if(NOT number EQUAL expected)
     if(expected LESS 10)
       set(expected "0${expected}")
     endif()
-    list(APPEND errors "row BI-${id}: out of order, expected BI-${expected} here (ids run from BI-01 without gaps or repeats)")
+    list(APPEND errors "row ${PREFIX}-${id}: out of order, expected ${PREFIX}-${expected} here (ids run from ${PREFIX}-01 without gaps or repeats)")
   endif()
   math(EXPR expected "${number} + 1")
   list(APPEND row_ids "${want}")
@@ -67,28 +74,28 @@ if(row_count LESS MIN_ROWS)
 endif()
 
 # Tests: TEST(BadInputs, BI07_Something) or TEST_F(..., BI07_Something).
-matching_lines("${TESTS}" "TEST(_F)?\\( *BadInputs[A-Za-z]*, *BI[0-9]+_" test_lines)
+matching_lines("${TESTS}" "TEST(_F)?\\( *${SUITE}[A-Za-z]*, *${PREFIX}[0-9]+_" test_lines)
 set(test_ids "")
 foreach(line IN LISTS test_lines)
-  string(REGEX MATCH "BI([0-9]+)_([A-Za-z0-9]*)" _ "${line}")
+  string(REGEX MATCH "${PREFIX}([0-9]+)_([A-Za-z0-9]*)" _ "${line}")
   set(id "${CMAKE_MATCH_1}")
   if(id IN_LIST test_ids)
-    list(APPEND errors "test BI${id}_${CMAKE_MATCH_2}: a second test for row BI-${id}; one test per row")
+    list(APPEND errors "test ${PREFIX}${id}_${CMAKE_MATCH_2}: a second test for row ${PREFIX}-${id}; one test per row")
   endif()
   list(APPEND test_ids "${id}")
   if(NOT id IN_LIST row_ids)
-    list(APPEND errors "test BI${id}_${CMAKE_MATCH_2}: no row BI-${id} in ${DOC}")
+    list(APPEND errors "test ${PREFIX}${id}_${CMAKE_MATCH_2}: no row ${PREFIX}-${id} in ${DOC}")
   endif()
 endforeach()
 foreach(id IN LISTS row_ids)
   if(NOT id IN_LIST test_ids)
-    list(APPEND errors "row BI-${id}: no test TEST(BadInputs, BI${id}_...) in ${TESTS}")
+    list(APPEND errors "row ${PREFIX}-${id}: no test TEST(${SUITE}, ${PREFIX}${id}_...) in ${TESTS}")
   endif()
 endforeach()
 
 if(errors)
   list(JOIN errors "\n  " errors)
-  message(FATAL_ERROR "bad-input catalogue:\n  ${errors}")
+  message(FATAL_ERROR "catalogue ${PREFIX}:\n  ${errors}")
 endif()
 list(LENGTH test_ids test_count)
-message(STATUS "bad-input catalogue: ${row_count} rows, ${test_count} tests, one each")
+message(STATUS "catalogue ${PREFIX}: ${row_count} rows, ${test_count} tests, one each")

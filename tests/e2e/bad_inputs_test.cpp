@@ -350,7 +350,7 @@ TEST_F(BadInputs, BI21_RunMissingSuppressions) {
                                dir_ + "/nope.txt", "--", HEAPGATE_SAMPLE_SUITE}),
                  2,
                  std::string("heapgate: ") + HEAPGATE_SAMPLE_SUITE +
-                     " stopped before its tests (exit 2): heapgate: " + dir_ +
+                     " exited 2 (bad input or output): heapgate: " + dir_ +
                      "/nope.txt: cannot read the suppressions file: cannot open for reading: No such file or "
                      "directory; fix: create the file (one leak:<pattern> per line) or correct the "
                      "--heapgate_suppressions path");
@@ -998,15 +998,17 @@ TEST_F(BadInputs, BI89_ReportDirectoryUncreatable) {
   write(dir_ + "/file", "a file where the report directory should go");
   const auto r = sample_suite({"--gtest_filter=Sample.Clean:Sample.Counted", "--heapgate_mode=counters",
                                "--heapgate_report=" + dir_ + "/file/r"});
-  EXPECT_EQ(r.exit_code, 1) << r.stdout_text << r.stderr_text;
+  EXPECT_EQ(r.exit_code, 2) << r.stdout_text << r.stderr_text;
   const std::string said = "heapgate: no report: " + dir_ +
                            "/file/r: cannot create the report directory: Not a directory; fix: make the directory "
                            "writable, or choose another report directory (--heapgate_report=<dir>)";
-  const std::string all = r.stdout_text + r.stderr_text;
-  const std::size_t at = all.find(said);
-  ASSERT_NE(at, std::string::npos) << all;
-  // Once, not once per test.
-  EXPECT_EQ(all.find("cannot create the report directory", at + said.size()), std::string::npos) << all;
+  // On each stream once (GoogleTest's failure on stdout, stderr for heapgate
+  // run), not once per test.
+  for (const std::string* stream : {&r.stdout_text, &r.stderr_text}) {
+    const std::size_t at = stream->find(said);
+    ASSERT_NE(at, std::string::npos) << *stream;
+    EXPECT_EQ(stream->find("cannot create the report directory", at + said.size()), std::string::npos) << *stream;
+  }
 }
 
 }  // namespace

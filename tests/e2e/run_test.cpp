@@ -277,7 +277,7 @@ TEST_F(RunGate, SuppressionsPassThroughAndTheirSetupErrorsAreExit2) {
     auto bad = heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_,
                              "--suppressions", file, "--", testing::helper_binary("sample_suite"), kCleanTests});
     EXPECT_EQ(bad.exit_code, 2) << bad.stdout_text << bad.stderr_text;
-    EXPECT_NE(bad.stderr_text.find("stopped before its tests (exit 2): heapgate: " + file), std::string::npos)
+    EXPECT_NE(bad.stderr_text.find("exited 2 (bad input or output): heapgate: " + file), std::string::npos)
         << bad.stderr_text;
   }
 }

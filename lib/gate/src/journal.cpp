@@ -6,14 +6,18 @@
 #include <cstring>
 #include <filesystem>
 
+#include "heapgate/sys.h"
 #include "report_json.h"
 
 namespace heapgate {
 namespace {
 
-Error dir_error(const std::string& dir, const std::string& what) {
+// `what` ends with strerror(err).
+Error dir_error(const std::string& dir, const std::string& what, int err = 0) {
   return make_error(ErrorCode::io_error, dir, what,
-                    "make the directory writable, or choose another report directory (--heapgate_report=<dir>)");
+                    err == ENOSPC || err == EDQUOT
+                        ? "free space on its file system, or choose another report directory (--heapgate_report=<dir>)"
+                        : "make the directory writable, or choose another report directory (--heapgate_report=<dir>)");
 }
 
 }  // namespace
@@ -41,12 +45,14 @@ ReportJournal::ReportJournal(const std::string& dir, const std::string& stem, co
   }
   file_ = std::fopen(path_.c_str(), "w");
   if (file_ == nullptr) {
-    error_ = dir_error(dir_, "cannot create the journal " + path_ + ": " + std::strerror(errno));
+    const int err = errno;
+    error_ = dir_error(dir_, "cannot create the journal " + path_ + ": " + std::strerror(err), err);
     return;
   }
   std::string header = detail::journal_header(run) + "\n";
   if (std::fwrite(header.data(), 1, header.size(), file_) != header.size() || std::fflush(file_) != 0) {
-    error_ = dir_error(dir_, "cannot write the journal " + path_ + ": " + std::strerror(errno));
+    const int err = errno;
+    error_ = dir_error(dir_, "cannot write the journal " + path_ + ": " + std::strerror(err), err);
   }
 }
 
@@ -64,11 +70,14 @@ Result<void> ReportJournal::append(std::string_view record_line) {
   }
   // The line and its newline, then fflush: the whole line reaches the kernel
   // before append() returns, so a crash of the process afterwards cannot lose it.
-  if (std::fwrite(record_line.data(), 1, record_line.size(), file_) != record_line.size() ||
-      std::fputc('\n', file_) == EOF || std::fflush(file_) != 0) {
-    return fail(dir_error(dir_, "cannot append to the journal " + path_ + ": " + std::strerror(errno)));
+  if (int injected = sys::injected_write_error(path_)) {
+    errno = injected;
+  } else if (std::fwrite(record_line.data(), 1, record_line.size(), file_) == record_line.size() &&
+             std::fputc('\n', file_) != EOF && std::fflush(file_) == 0) {
+    return {};
   }
-  return {};
+  const int err = errno;
+  return fail(dir_error(dir_, "cannot append to the journal " + path_ + ": " + std::strerror(err), err));
 }
 
 void ReportJournal::close_and_remove() noexcept {

@@ -164,6 +164,20 @@ std::vector<ThreadStack> capture_thread_stacks(std::chrono::milliseconds wait) {
   return stacks;
 }
 
+int injected_write_error(std::string_view path) noexcept {
+  static const char* const spec = std::getenv("HEAPGATE_INJECT_WRITE_ERROR");
+  if (spec == nullptr) return 0;
+  const std::string_view text(spec);
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos || path.find(text.substr(colon + 1)) == std::string_view::npos) return 0;
+  const std::string_view name = text.substr(0, colon);
+  if (name == "EIO") return EIO;
+  if (name == "ENOSPC") return ENOSPC;
+  if (name == "EDQUOT") return EDQUOT;
+  if (name == "EROFS") return EROFS;
+  return 0;
+}
+
 std::string describe_signal(int signo) {
   const char* abbrev = ::sigabbrev_np(signo);
   return "signal " + std::to_string(signo) + (abbrev != nullptr ? std::string(" (SIG") + abbrev + ")" : std::string());
@@ -464,13 +478,17 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
                            "check that the directory exists and is writable"));
   }
   std::string tmp_path(buf.data());
+  // The file at `path` is left as it was: the temporary file goes.
   auto discard = [&](int err, const char* what) {
     fd.reset();
     ::unlink(tmp_path.c_str());
-    return fail(make_error(ErrorCode::io_error, path, std::string(what) + ": " + errno_text(err)));
+    return fail(make_error(ErrorCode::io_error, path, std::string(what) + ": " + errno_text(err) + "; it is unchanged",
+                           err == ENOSPC || err == EDQUOT ? "free space on its file system, or write it elsewhere"
+                                                          : "check the file system it is on, then run again"));
   };
   const char* p = content.data();
   std::size_t left = content.size();
+  if (int injected = injected_write_error(path)) return discard(injected, "write failed");
   while (left > 0) {
     ssize_t n = ::write(fd.fd, p, left);
     if (n < 0) {

@@ -19,6 +19,13 @@ namespace heapgate::sys {
 /// The address of `name` in the process' global scope (dlsym(RTLD_DEFAULT)), or nullptr.
 void* find_symbol(const char* name) noexcept;
 
+/// The errno a write of `path` must fail with, or 0: the fault seam of
+/// heapgate's own tests (docs/bad-inputs.md, "Faults"). With
+/// HEAPGATE_INJECT_WRITE_ERROR=EIO:<text> (or ENOSPC, EDQUOT, EROFS) in the
+/// environment, every write of a file whose path contains <text> fails;
+/// write_file_atomic() and the report journal ask before writing.
+int injected_write_error(std::string_view path) noexcept;
+
 /// "signal 11 (SIGSEGV)": a signal's number and name, for messages.
 std::string describe_signal(int signo);
 
