@@ -540,13 +540,9 @@ WindowResult close_window(int window) noexcept {
     g_unstamped.clear();
   }
   std::lock_guard<std::mutex> lock(g_open_close_mutex);
-  bool last;
-  {
-    // With the registry: an exiting thread folds its shares only into windows still in use.
-    std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
-    last = (g_windows_used.fetch_and(~bit, std::memory_order_acq_rel) & ~bit) == 0;
-  }
-  if (last && counting_source() == CountingSource::jemalloc_hooks) remove_jemalloc_hooks_if_alone();
+  // With the registry: an exiting thread folds its shares only into windows still in use.
+  std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
+  g_windows_used.fetch_and(~bit, std::memory_order_acq_rel);
   return r;
 }
 

@@ -39,7 +39,7 @@ struct WindowResult {
 enum class CountingSource {
   none,            ///< jemalloc does not serve malloc, or HEAPGATE_HOOKS=off
   entry_points,    ///< heapgate's malloc/operator new family is what the process calls
-  jemalloc_hooks,  ///< jemalloc's experimental.hooks (installed once, never beside live threads' churn)
+  jemalloc_hooks,  ///< jemalloc's experimental.hooks (installed once, at the first window, never removed)
 };
 
 /// The source this process counts with; the first call decides, from what the

@@ -2,9 +2,6 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "jemalloc_hooks.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 
@@ -57,7 +54,8 @@ __attribute__((noinline)) void on_expand(void*, int, void* address, std::size_t 
   note_allocated(address, new_usize, __builtin_return_address(0));
 }
 
-// Under the caller's lock (alloc_counting.cpp serializes opening and closing).
+// Under the caller's lock (alloc_counting.cpp serializes opening windows).
+// Kept, never removed: see install_jemalloc_hooks().
 void* g_hooks_handle = nullptr;
 
 }  // namespace
@@ -77,37 +75,6 @@ bool install_jemalloc_hooks() noexcept {
   }
   g_hooks_handle = handle;
   return true;
-}
-
-void remove_jemalloc_hooks_if_alone() noexcept {
-  if (g_hooks_handle == nullptr || process_thread_count() != 1) return;
-  void* handle = g_hooks_handle;
-  auto fn = mallctl_fn();
-  if (fn("experimental.hooks.remove", nullptr, nullptr, &handle, sizeof handle) == 0) g_hooks_handle = nullptr;
-}
-
-int process_thread_count() noexcept {
-  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[1024];
-  const ssize_t got = ::read(fd, buf, sizeof buf - 1);
-  ::close(fd);
-  if (got <= 0) return 0;
-  buf[got] = '\0';
-  // After the command name's closing parenthesis: state, then fields 4 to 19,
-  // then num_threads (proc(5): field 20).
-  const char* p = nullptr;
-  for (const char* c = buf; *c != '\0'; ++c) {
-    if (*c == ')') p = c;
-  }
-  if (p == nullptr) return 0;
-  int field = 2;
-  for (++p; *p != '\0' && field < 20; ++p) {
-    if (*p == ' ') ++field;
-  }
-  int count = 0;
-  for (; *p >= '0' && *p <= '9'; ++p) count = count * 10 + (*p - '0');
-  return count;
 }
 
 }  // namespace heapgate::detail

@@ -12,21 +12,12 @@ namespace heapgate::detail {
 bool jemalloc_hooks_supported() noexcept;
 
 /// Installs heapgate's hooks unless they are installed; false if jemalloc
-/// refuses. Called when the first window opens. Installing makes jemalloc walk
-/// every thread's data, which jemalloc 5.3 gets wrong for a thread exiting at
-/// that moment (docs/platform-facts.md), so the hooks are never installed
-/// twice while other threads run: see remove_jemalloc_hooks_if_alone().
+/// refuses. Called when the first window opens, and never undone: installing
+/// or removing a hook makes jemalloc walk every thread's data, which jemalloc
+/// 5.3 gets wrong for a thread exiting at that moment
+/// (docs/platform-facts.md §10), so it happens once per process, usually
+/// before the program starts threads. From then on every allocation of the
+/// process takes jemalloc's slow path.
 bool install_jemalloc_hooks() noexcept;
-
-/// Removes the hooks, so that code outside windows keeps jemalloc's fast path,
-/// but only when the calling thread is the process' only one: then no thread
-/// can be exiting while jemalloc walks the threads' data. Otherwise they stay
-/// installed (every allocation then takes jemalloc's slow path) until a later
-/// window closes in a single-threaded moment.
-void remove_jemalloc_hooks_if_alone() noexcept;
-
-/// The number of threads of this process (from /proc/self/stat), 0 if unknown.
-/// Allocates nothing.
-int process_thread_count() noexcept;
 
 }  // namespace heapgate::detail
