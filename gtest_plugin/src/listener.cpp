@@ -162,6 +162,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       run.fingerprint = fingerprint_;
       run.strict = options_.strict;
       run.unavailable_reason = effective_mode_ == Mode::off ? unavailable_reason_ : "";
+      run.accepting = accepting();
       const char* total = std::getenv("GTEST_TOTAL_SHARDS");
       const char* index = std::getenv("GTEST_SHARD_INDEX");
       if (total != nullptr && index != nullptr) {
@@ -449,7 +450,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     policy.strict = options_.strict;
     policy.compare_baseline = !baseline_path_.empty();
     policy.environment_change = environment_change_;
-    policy.accepting = options_.update_baselines || (!baseline_path_.empty() && !baseline_.exists);
+    policy.accepting = accepting();
     RerunExplainer explainer(options_, binary_path_, symbolizer());
     const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
     if (!own_profile.empty()) explainer.set_own_profile(own_profile);
@@ -553,6 +554,9 @@ class Listener : public ::testing::EmptyTestEventListener {
 
   // Once per distinct message: every record would otherwise repeat why the
   // report cannot be written.
+  // This run records its tests as the baseline while it judges them.
+  bool accepting() const { return options_.update_baselines || (!baseline_path_.empty() && !baseline_.exists); }
+
   void say_report_error(const std::string& message) {
     if (!said_report_errors_.insert(message).second) return;
     if (message == report_error_) return;  // the run's failure already says it

@@ -468,7 +468,7 @@ TEST_F(BadInputs, BI35_ReportWrongSchema) {
   expect_refused(heapgate_cli({"report", "junit", dir_ + "/r.json"}), 2,
                  "heapgate: " + dir_ +
                      "/r.json: /schema: schema \"heapgate.report/9\" is newer than this heapgate reads "
-                     "(\"heapgate.report/1\"); fix: upgrade heapgate, or re-record the file with this version");
+                     "(\"heapgate.report/2\"); fix: upgrade heapgate, or re-record the file with this version");
 }
 
 TEST_F(BadInputs, BI36_BenchmarkOutputForAReport) {

@@ -205,6 +205,7 @@ TEST(JudgeRun, RejudgesKeepsLeaksDropsStaleMissingAndAddsMissingForWholeRuns) {
   settled.name = "S.settled";
   settled.mode = Mode::counters;
   settled.metrics = metrics(5, 1);
+  settled.setup_residue = true;
   TestRecord stale;
   stale.name = "S.stale";
   stale.verdict = Verdict::missing;

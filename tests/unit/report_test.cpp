@@ -227,7 +227,7 @@ TEST(ReportJson, ErrorsNamePointer) {
   struct Case {
     std::string from, to, where, what;
   } cases[] = {
-      {"\"schema\": \"heapgate.report/1\"", "\"schema\": \"heapgate.report/7\"", "r.json: /schema", "newer"},
+      {"\"schema\": \"heapgate.report/2\"", "\"schema\": \"heapgate.report/7\"", "r.json: /schema", "newer"},
       {"\"verdict\": \"over_budget\"", "\"verdict\": \"overbudget\"", "r.json: /tests/0/verdict",
        "expected a verdict"},
       {"\"allocations\": 150", "\"allocations\": -150", "r.json: /tests/0/budgets/allocations",

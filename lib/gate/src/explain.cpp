@@ -108,44 +108,23 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(), [](const MetricDelta& d) {
     return d.beyond_tolerance && d.delta > 0;
   });
-  if (judged.verdict == Verdict::regressed && totals_regressed && observation.mode != Mode::sampled) {
-    // A change in the code regresses every run, alone or not; a background
-    // thread's timing, or the state earlier tests happened to leave, does
-    // not. One fresh run within the baseline, or measuring alone as it did
-    // when recorded, is enough to tell.
+  if (judged.verdict == Verdict::regressed && totals_regressed && observation.mode != Mode::sampled &&
+      !policy.accepting) {
+    // Evidence for the confirmation rule (confirmation_clears()): fresh runs,
+    // until one clears the regression or none is left. The record keeps
+    // them, so judging it again decides the same.
+    const Comparison regression =
+        compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode);
     const bool measured_alone = record.alone.has_value();
     for (int i = 0; i < options.confirm_runs; ++i) {
       Result<Metrics> again = i == 0 && measured_alone ? Result<Metrics>(*record.alone) : explainer.remeasure(record.name);
       if (!again) break;
       if (!record.alone) record.alone = *again;
-      const Comparison fresh = compare_to_baseline(*again, baseline, Tolerances::for_mode(observation.mode),
-                                                   observation.mode);
-      const std::optional<Comparison> alone =
-          baseline != nullptr ? compare_alone(*again, *baseline, observation.mode) : std::nullopt;
-      const std::string measured = "allocations " + std::to_string(again->allocations) + ", allocated_bytes " +
-                                   std::to_string(again->allocated_bytes) + ", peak_bytes " +
-                                   std::to_string(again->peak_bytes);
-      const std::string first_line = judged.explanation.substr(0, judged.explanation.find('\n'));
-      if (fresh.verdict != Verdict::regressed) {
-        judged.explanation = "not reproducible: " + first_line + " But a fresh run of the test measured " + measured +
-                             ", within the baseline: timing noise, not a change (heapgate run --calibrate learns "
-                             "this test's spread).";
-      } else if (alone && alone->verdict != Verdict::regressed) {
-        // Alone, a change in the test's code adds what it adds in the suite.
-        // A test that alone grew nothing beyond its recorded band (it may
-        // measure less: LevelDB's DBTest.GetEncountersEmptyLevel alone is
-        // 1.6% lighter when a compaction has landed) did not regress itself.
-        judged.explanation = "not reproducible: " + first_line + " But the test run alone measured " + measured +
-                             (alone->verdict == Verdict::pass ? ", as it did alone"
-                                                              : ", no more than it did alone") +
-                             " when the baseline was recorded: the difference comes from what earlier tests left "
-                             "behind or from timing, not from a change in this test.";
-      } else {
-        continue;
-      }
-      judged.verdict = Verdict::pass;
-      break;
+      observation.confirmations.push_back(*again);
+      if (confirmation_clears(*again, baseline, observation.mode, regression.explanation)) break;
     }
+    record.confirmations = observation.confirmations;
+    if (!observation.confirmations.empty()) judged = judge(observation, baseline, policy);
   }
   apply(judged, record);
   if (measured_sites) {
@@ -155,6 +134,12 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   }
   record.setup_residue = leak_suspected(observation, policy) && observation.leak.residue == LeakResidue::constant &&
                          !observation.leak.suppressed;
+  // The rest of the evidence the verdict rests on (observation_of()).
+  record.leaks_checked = observation.check_leaks.value_or(policy.check_leaks);
+  if (observation.leak.suppressed) {
+    record.suppressed = SuppressedLeak{observation.leak.suppressed_allocations, observation.leak.suppressed_bytes,
+                                       observation.leak.suppressions_source};
+  }
   if (!is_failure(record.verdict, policy.strict)) return {};
   if (record.verdict == Verdict::unavailable) return failure_text(record, {});
 

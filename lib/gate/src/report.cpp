@@ -18,7 +18,8 @@ bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
   return a.binary == b.binary && a.build_id == b.build_id && a.mode == b.mode &&
          a.jemalloc_version == b.jemalloc_version && a.host == b.host && a.started_at == b.started_at &&
          a.shard_index == b.shard_index && a.total_shards == b.total_shards && a.strict == b.strict &&
-         a.unavailable_reason == b.unavailable_reason && a.complete == b.complete && a.fingerprint == b.fingerprint;
+         a.unavailable_reason == b.unavailable_reason && a.complete == b.complete && a.fingerprint == b.fingerprint &&
+         a.accepting == b.accepting;
 }
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
 
@@ -78,7 +79,12 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.growth == b.growth && a.call_sites == b.call_sites &&
          a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads && a.alone == b.alone && a.interrupted == b.interrupted;
+         a.other_threads == b.other_threads && a.alone == b.alone && a.interrupted == b.interrupted &&
+         a.confirmations == b.confirmations && a.leaks_checked == b.leaks_checked && a.suppressed == b.suppressed;
+}
+
+bool operator==(const SuppressedLeak& a, const SuppressedLeak& b) noexcept {
+  return a.allocations == b.allocations && a.bytes == b.bytes && a.source == b.source;
 }
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept { return !(a == b); }
 

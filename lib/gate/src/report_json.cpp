@@ -75,15 +75,24 @@ StackSample read_stack(JsonReader& r, const json& v, const std::string& p) {
   return s;
 }
 
+// Checks the schema; true when it is version 1 (no evidence in the records).
+bool read_schema(JsonReader& r, const json& root) {
+  const json* schema = r.member(root, "", "schema", true);
+  if (schema != nullptr && schema->is_string() && schema->get<std::string>() == kReportSchemaV1) return true;
+  check_schema(r, schema, kReportSchema, "/schema");
+  return false;
+}
+
 Report parse_report_doc(JsonReader& r, const json& root) {
   Report report;
   if (!r.object(root, "")) return report;
-  check_schema(r, r.member(root, "", "schema", true), kReportSchema, "/schema");
+  const bool legacy = read_schema(r, root);
   r.only_keys(root, "", {"run", "schema", "tests"});
   if (const json* run = r.member(root, "", "run", true)) report.run = read_run(r, *run, "/run");
   if (const json* tests = r.member(root, "", "tests", true); tests != nullptr && r.array(*tests, "/tests")) {
     for (std::size_t i = 0; i < tests->size() && r.ok(); ++i) {
       report.tests.push_back(read_record(r, (*tests)[i], "/tests/" + std::to_string(i)));
+      report.tests.back().legacy_evidence = legacy;
     }
   }
   return report;
@@ -104,6 +113,7 @@ json run_to_json(const RunInfo& run) {
               {"unavailable_reason", run.unavailable_reason},
               {"complete", run.complete}};
   if (!run.fingerprint.empty()) out["fingerprint"] = run.fingerprint;
+  if (run.accepting) out["accepting"] = true;
   return out;
 }
 
@@ -111,8 +121,8 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   RunInfo run;
   if (!r.object(v, p)) return run;
   r.only_keys(v, p,
-              {"binary", "build_id", "complete", "fingerprint", "host", "jemalloc_version", "mode", "shard_index",
-               "started_at", "strict", "total_shards", "unavailable_reason"});
+              {"accepting", "binary", "build_id", "complete", "fingerprint", "host", "jemalloc_version", "mode",
+               "shard_index", "started_at", "strict", "total_shards", "unavailable_reason"});
   auto str = [&](const char* key, std::string& out) {
     if (const json* f = r.member(v, p, key, false)) out = r.string(*f, pointer_append(p, key));
   };
@@ -145,6 +155,7 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "strict", false)) run.strict = r.boolean(*f, pointer_append(p, "strict"));
   if (const json* f = r.member(v, p, "complete", false)) run.complete = r.boolean(*f, pointer_append(p, "complete"));
+  if (const json* f = r.member(v, p, "accepting", false)) run.accepting = r.boolean(*f, pointer_append(p, "accepting"));
   if (const json* f = r.member(v, p, "fingerprint", false)) {
     run.fingerprint = read_fingerprint(r, *f, pointer_append(p, "fingerprint"));
   }
@@ -155,9 +166,10 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
   r.only_keys(v, p,
-              {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "line",
-               "interrupted", "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks",
-               "standard_errors", "suite", "test", "verdict"});
+              {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "confirmations",
+               "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
+               "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks",
+               "standard_errors", "suite", "suppressed", "test", "verdict"});
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
   std::size_t dot = t.name.find('.');
@@ -213,6 +225,28 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "gtest_failed", false)) {
     t.gtest_failed = r.boolean(*f, pointer_append(p, "gtest_failed"));
+  }
+  if (const json* f = r.member(v, p, "confirmations", false)) {
+    const std::string cp = pointer_append(p, "confirmations");
+    if (r.array(*f, cp)) {
+      for (std::size_t i = 0; i < f->size() && r.ok(); ++i) {
+        t.confirmations.push_back(r.metrics((*f)[i], cp + "/" + std::to_string(i)));
+      }
+    }
+  }
+  if (const json* f = r.member(v, p, "leaks_checked", false)) {
+    t.leaks_checked = r.boolean(*f, pointer_append(p, "leaks_checked"));
+  }
+  if (const json* f = r.member(v, p, "suppressed", false)) {
+    const std::string sp = pointer_append(p, "suppressed");
+    if (r.object(*f, sp)) {
+      r.only_keys(*f, sp, {"allocations", "bytes", "source"});
+      SuppressedLeak leak;
+      if (const json* g = r.member(*f, sp, "allocations", true)) leak.allocations = r.u64(*g, pointer_append(sp, "allocations"));
+      if (const json* g = r.member(*f, sp, "bytes", true)) leak.bytes = r.u64(*g, pointer_append(sp, "bytes"));
+      if (const json* g = r.member(*f, sp, "source", false)) leak.source = r.string(*g, pointer_append(sp, "source"));
+      t.suppressed = std::move(leak);
+    }
   }
   if (const json* f = r.member(v, p, "interrupted", false)) {
     t.interrupted = read_enum<Interruption>(r, *f, pointer_append(p, "interrupted"), parse_interruption, "interrupted",
@@ -285,6 +319,7 @@ std::string journal_header(const RunInfo& run) {
 Result<Report> parse_report_journal(std::string_view text, std::string_view source) {
   Report report;
   std::vector<TestRecord> interruptions;
+  bool legacy = false;
   std::size_t line_no = 0;
   std::size_t pos = 0;
   bool have_header = false;
@@ -301,7 +336,7 @@ Result<Report> parse_report_journal(std::string_view text, std::string_view sour
     JsonReader r(where);
     if (!have_header) {
       if (r.object(*doc, "")) {
-        check_schema(r, r.member(*doc, "", "schema", true), kReportSchema, "/schema");
+        legacy = read_schema(r, *doc);
         r.only_keys(*doc, "", {"journal", "run", "schema"});
         if (const json* run = r.member(*doc, "", "run", true)) report.run = read_run(r, *run, "/run");
       }
@@ -312,6 +347,7 @@ Result<Report> parse_report_journal(std::string_view text, std::string_view sour
       interruptions.push_back(read_interruption_line(r, *doc));
     } else {
       report.tests.push_back(read_record(r, *doc, ""));
+      report.tests.back().legacy_evidence = legacy;
     }
     if (!r.ok()) return fail(r.error());
   }
@@ -472,6 +508,11 @@ std::string record_json_line(const TestRecord& t) {
   w.close('}');
   if (!t.call_sites.empty()) write_call_sites(w.key("call_sites"), t.call_sites);
   if (t.call_sites_complete) w.key("call_sites_complete").boolean(true);
+  if (!t.confirmations.empty()) {
+    w.key("confirmations").open('[');
+    for (const Metrics& m : t.confirmations) write_metrics(w, m);
+    w.close(']');
+  }
   w.key("deltas").open('[');
   for (const MetricDelta& d : t.deltas) {
     w.open('{');
@@ -496,6 +537,7 @@ std::string record_json_line(const TestRecord& t) {
   }
   w.key("gtest_failed").boolean(t.gtest_failed);
   if (t.interrupted != Interruption::none) w.key("interrupted").string(to_string(t.interrupted));
+  if (!t.leaks_checked) w.key("leaks_checked").boolean(false);
   w.key("line").i64(t.line);
   w.key("message").string(t.message);
   write_metrics(w.key("metrics"), t.metrics);
@@ -526,6 +568,13 @@ std::string record_json_line(const TestRecord& t) {
   w.close(']');
   if (t.standard_errors) write_metrics(w.key("standard_errors"), *t.standard_errors);
   w.key("suite").string(t.suite);
+  if (t.suppressed) {
+    w.key("suppressed").open('{');
+    w.key("allocations").u64(t.suppressed->allocations);
+    w.key("bytes").u64(t.suppressed->bytes);
+    w.key("source").string(t.suppressed->source);
+    w.close('}');
+  }
   w.key("test").string(t.test);
   w.key("verdict").string(to_string(t.verdict));
   w.close('}');

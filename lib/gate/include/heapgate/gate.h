@@ -109,6 +109,10 @@ struct Observation {
   /// Every call site of this run (call_sites_of() with no limit), when they
   /// were measured for gating; nullopt: not measured.
   std::optional<std::vector<CallSite>> call_sites;
+  /// Metrics of fresh runs of the test (a process each, `counters`) made to
+  /// confirm a regression, in order: the first that confirmation_clears()
+  /// makes the regression not reproducible.
+  std::vector<Metrics> confirmations;
 };
 
 /// One verdict and one explanation for a test.
@@ -134,6 +138,14 @@ bool leak_suspected(const Observation& observation, const GatePolicy& policy) no
 /// would only say `constant` again; a leak added since shows as more blocks.
 bool setup_residue_known(const Observation& observation, const BaselineEntry* baseline) noexcept;
 
+/// The confirmation rule: a fresh run of a test that regressed (`regression`,
+/// compare_to_baseline()'s explanation) clears it when it is within the
+/// baseline (timing noise), or when alone it grew nothing beyond the entry's
+/// `alone` band (compare_alone(): what earlier tests left behind). Returns the
+/// note that says so, or nullopt when the fresh run regresses too. Pure.
+std::optional<std::string> confirmation_clears(const Metrics& fresh, const BaselineEntry* baseline, Mode mode,
+                                               const std::string& regression);
+
 /// Decides one test. The rules, in order:
 /// 1. nothing measured → `unavailable` (a failure only when strict);
 /// 2. the test failed its own assertions → `pass`, "not gated": its numbers
@@ -142,7 +154,9 @@ bool setup_residue_known(const Observation& observation, const BaselineEntry* ba
 /// 3. a budget exceeded → `over_budget`; else
 /// 4. a leak (live blocks, checked, residue not one-time, not suppressed) → `leaked`; else
 /// 5. the baseline comparison: `regressed`, `improved`, `pass`, or `new`
-///    without an entry; when accepting, regressed/improved become `pass`;
+///    without an entry; a regression that one of the observation's
+///    confirmations clears (confirmation_clears()) passes with a note; when
+///    accepting, regressed/improved become `pass`;
 /// 6. for a test that gates its call sites and whose totals did not regress:
 ///    a call site that grew beyond the test's tolerance (call_sites_beyond())
 ///    → `regressed`, naming the site. It needs the baseline's complete list
@@ -203,9 +217,11 @@ std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Me
 void apply(const Judgement& judgement, TestRecord& record);
 
 /// The Observation a saved record stands for (for judging a report again):
-/// its metrics unless unavailable, its budgets, its own failure; a `leaked`
-/// record's residue is `recurs`, and a record that was not judged leaked
-/// keeps its live blocks out of the leak rule (one-time or suppressed then).
+/// its metrics unless unavailable, its budgets, its own failure, and the
+/// evidence it keeps (leak setting, growth or setup residue, suppression,
+/// confirmations), so that judge() gives the verdict the run gave. A record
+/// of a version 1 report (legacy_evidence) keeps a leak a leak and its other
+/// live blocks out of the leak rule.
 Observation observation_of(const TestRecord& record);
 
 /// The console/JUnit text of a failing record: a headline

@@ -21,8 +21,13 @@
 
 namespace heapgate {
 
-/// The schema tag of JSON reports; a higher version is refused.
-inline constexpr std::string_view kReportSchema = "heapgate.report/1";
+/// The schema tag of JSON reports; a higher version is refused. Version 2
+/// added the evidence a verdict rests on (TestRecord::confirmations,
+/// leaks_checked, suppressed; RunInfo::accepting); version 1 reports are
+/// still read (TestRecord::legacy_evidence).
+inline constexpr std::string_view kReportSchema = "heapgate.report/2";
+/// The oldest schema still read.
+inline constexpr std::string_view kReportSchemaV1 = "heapgate.report/1";
 
 /// What ran: one test binary, or one shard of it.
 struct RunInfo {
@@ -52,6 +57,11 @@ struct RunInfo {
   /// The environment of the run (JSON "fingerprint", absent when empty);
   /// accepting the run records it in the baseline.
   Fingerprint fingerprint;
+  /// The run recorded its tests as the new baseline as it judged them (the
+  /// first run of a binary, --heapgate_update_baselines): a change against
+  /// the old entry was not a failure (GatePolicy::accepting). JSON
+  /// "accepting", absent when false; judging the report again does the same.
+  bool accepting = false;
 };
 
 /// Field-by-field equality.
@@ -88,6 +98,15 @@ enum class Interruption { none, crashed, hung, exited, killed };
 std::string_view to_string(Interruption interruption) noexcept;
 /// Parses a name; the error names the value and lists the valid ones.
 Result<Interruption> parse_interruption(std::string_view text);
+
+/// The live blocks a suppression took out of a test's metrics.
+struct SuppressedLeak {
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+  /// Where the matching suppressions come from ("suppressions.txt").
+  std::string source;
+};
+bool operator==(const SuppressedLeak& a, const SuppressedLeak& b) noexcept;
 
 /// Everything heapgate knows about one test of a run.
 struct TestRecord {
@@ -160,6 +179,24 @@ struct TestRecord {
   /// no measurements, `gtest_failed` is set, and `message` says what ended
   /// it. Such a record fails the run, and its report is incomplete.
   Interruption interrupted = Interruption::none;
+
+  // The evidence the verdict rests on beyond the metrics, so that judging the
+  // record again (`heapgate compare`, judge_run()) gives the same verdict.
+  /// Metrics of the fresh runs that tried to confirm a regression, in order
+  /// (JSON "confirmations", absent when none): one within the baseline, or
+  /// alone within the entry's `alone` band, made it not reproducible.
+  std::vector<Metrics> confirmations;
+  /// The leak rule applied to this test (the run's --heapgate_check_leaks and
+  /// the test's HEAPGATE_EXPECT_NO_LEAKS / HEAPGATE_ALLOW_LEAKS). JSON
+  /// "leaks_checked", absent when true.
+  bool leaks_checked = true;
+  /// The live blocks suppressions took out of `metrics` (JSON "suppressed",
+  /// absent when none): the leak was suppressed.
+  std::optional<SuppressedLeak> suppressed;
+  /// Read from a version 1 report, which kept no evidence: judged again the
+  /// old way (a leak stays a leak, other live blocks stay out of the leak
+  /// rule, a regression stays one). Not written.
+  bool legacy_evidence = false;
 };
 
 /// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
