@@ -10,3 +10,9 @@ heapgate_add_test(run_test JEMALLOC
 add_executable(noisy_suite e2e/noisy_suite.cpp)
 target_link_libraries(noisy_suite PRIVATE heapgate::gtest_main heapgate_warnings)
 add_dependencies(run_test heapgate_cli sample_suite sample_suite_nojemalloc heap_workload noisy_suite)
+# One verdict: heapgate compare of a run's own report, against the baselines
+# the run judged it by, gives the run's verdicts and exit code (label rejudge).
+heapgate_add_test(rejudge_test JEMALLOC
+  SOURCES e2e/rejudge_test.cpp LABELS e2e runner rejudge
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
+add_dependencies(rejudge_test heapgate_cli sample_suite noisy_suite)
