@@ -19,6 +19,7 @@
 #include "gtest_flags.h"
 #include "run_guard.h"
 #include "heapgate/baseline.h"
+#include "heapgate/baseline_writer.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
 #include "heapgate/gtest.h"
@@ -351,27 +352,28 @@ class Listener : public ::testing::EmptyTestEventListener {
       std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", kept_profiles_,
                    kept_profiles_ == 1 ? "" : "s", keep_dir_.c_str());
     }
-    if (child_ || baseline_path_.empty()) return;
-    const bool create = !baseline_.exists;
-    if (!options_.update_baselines && !create) return;
-    const std::size_t recorded = baseline_entries(run_).size();
-    if (recorded == 0) return;
+    if (child_ || baseline_path_.empty() || !accepting()) return;
+    const bool existed = baseline_.exists;
+    if (baseline_entries(run_).empty()) return;
     if (std::getenv("GTEST_TOTAL_SHARDS") != nullptr) {
       // Shards write one baseline file concurrently, each with its own tests:
       // the last rename would win and drop the others' entries.
       std::fprintf(stderr,
                    "heapgate: sharded run: %s not %s; accept the merged report with "
                    "`heapgate accept` (heapgate run does this for a new baseline)\n",
-                   baseline_path_.c_str(), create ? "created" : "updated");
+                   baseline_path_.c_str(), existed ? "updated" : "created");
       return;
     }
-    accept_run(baseline_, run_);
-    if (auto written = write_baseline(baseline_path_, baseline_); !written) {
+    BaselineWriteRules rules;
+    rules.writer = existed ? BaselineWriter::update : BaselineWriter::first_run;
+    const BaselineWrite write = write_run_into(baseline_, run_, rules);
+    if (!write.blocked.empty()) {
+      std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(baseline_path_, existed, write).c_str());
+    } else if (auto written = write_baseline(baseline_path_, baseline_); !written) {
       std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());
       guard_exit_status(exit_status(GateExit::usage));
     } else {
-      std::fprintf(stderr, "heapgate: %s %s (%zu tests)\n", create ? "created" : "updated", baseline_path_.c_str(),
-                   recorded);
+      std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(baseline_path_, existed, write).c_str());
     }
   }
 
@@ -555,7 +557,9 @@ class Listener : public ::testing::EmptyTestEventListener {
   // Once per distinct message: every record would otherwise repeat why the
   // report cannot be written.
   // This run records its tests as the baseline while it judges them.
-  bool accepting() const { return options_.update_baselines || (!baseline_path_.empty() && !baseline_.exists); }
+  bool accepting() const {
+    return !baseline_path_.empty() && run_records_baseline(baseline_.exists, options_.update_baselines);
+  }
 
   void say_report_error(const std::string& message) {
     if (!said_report_errors_.insert(message).second) return;

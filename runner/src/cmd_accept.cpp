@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "gate.h"
 #include "heapgate/baseline.h"
+#include "heapgate/baseline_writer.h"
 #include "heapgate/report.h"
 #include "heapgate/gate.h"
 #include "output.h"
@@ -54,41 +55,29 @@ int accept_report(const AcceptOptions& options, const Report& report) {
   baseline->binary = report.run.binary;
   const Baseline before = *baseline;
 
-  std::map<std::string, BaselineEntry> results;
   std::set<std::string> removed;
-  std::vector<std::string> refused;
-  for (auto& [name, entry] : baseline_entries(report)) {
-    if (!matches_test_filter(name, options.tests)) continue;
-    auto old = before.tests.find(name);
-    if (old != before.tests.end() && entry.mode == Mode::sampled && old->second.mode != Mode::sampled && !options.force) {
-      refused.push_back(name);
-      continue;
-    }
-    results.emplace(name, entry);
-  }
-  if (!refused.empty()) {
-    std::string names;
-    for (const auto& name : refused) names += (names.empty() ? "" : ", ") + name;
-    return bad_input(make_error(ErrorCode::conflict, path,
-                                "the run was sampled (estimates) but the baseline of " + names + " is exact",
-                                "re-run in counters or exact mode, or pass --force to accept estimates"));
-  }
+  std::set<std::string> selected;
   for (const TestRecord& record : report.tests) {
     if (!matches_test_filter(record.name, options.tests)) continue;
+    selected.insert(record.name);
     if (record.verdict == Verdict::missing && options.prune) removed.insert(record.name);
-    if (record.gtest_failed) {
-      std::printf("  %s: not accepted: it failed its own assertions\n", record.name.c_str());
-    } else if (record.verdict == Verdict::unavailable || record.mode == Mode::off) {
-      std::printf("  %s: not accepted: nothing was measured\n", record.name.c_str());
-    } else if (record.verdict == Verdict::missing && !options.prune) {
+    if (record.verdict == Verdict::missing && !options.prune) {
       std::printf("  %s: in the baseline but did not run; kept (--prune removes it)\n", record.name.c_str());
     }
   }
-
   Baseline after = before;
-  BaselineUpdate update = update_entries(after, results);
-  // The accepted numbers come from the report's environment (fingerprint.h).
-  if (!results.empty() && !report.run.fingerprint.empty()) after.fingerprint = report.run.fingerprint;
+  BaselineWriteRules rules;
+  rules.writer = BaselineWriter::accept;
+  rules.select = selected;
+  rules.force = options.force;
+  const BaselineWrite write = write_run_into(after, report, rules);
+  if (!write.blocked.empty()) {
+    return bad_input(make_error(ErrorCode::conflict, path, write.blocked, write.blocked_fix));
+  }
+  for (const BaselineRefusal& refused : write.refused) {
+    std::printf("  %s: not accepted: %s\n", refused.test.c_str(), refused.reason.c_str());
+  }
+  const BaselineUpdate& update = write.update;
   for (const auto& name : removed) after.tests.erase(name);
   for (const auto& [name, entry] : after.tests) {
     auto old = before.tests.find(name);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "heapgate/baseline.h"
+#include "heapgate/baseline_writer.h"
 #include "heapgate/benchmark_gate.h"
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"
@@ -55,10 +56,9 @@ int run_bench_compare(const BenchCompareOptions& options) {
     if (!report) return bad_input(report.error());
     by_binary[report->run.binary].push_back(std::move(*report));
   }
-  bool failed = false;
-  bool unavailable = false;
-  for (auto& [binary, reports] : by_binary) {
-    auto merged = merge_reports(reports);
+  std::vector<Report> reports;
+  for (auto& [binary, inputs] : by_binary) {
+    auto merged = merge_reports(inputs);
     if (!merged) return bad_input(merged.error());
     Report& report = *merged;
     auto checked = baseline_path(options.baselines_dir, binary, "heapgate bench compare");
@@ -67,29 +67,27 @@ int run_bench_compare(const BenchCompareOptions& options) {
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     // The first run of a suite records its baseline, as the gtest plugin does.
-    const bool write = options.update || !baseline->exists;
+    const bool write = run_records_baseline(baseline->exists, options.update);
     bench::JudgeOptions judge_options;
     judge_options.check_leaks = !options.allow_leaks;
     judge_options.update = write;
     bench::judge(report, *baseline, judge_options);
-    for (const TestRecord& t : report.tests) {
-      failed = failed || is_failure(t.verdict, report.run.strict) || t.gtest_failed;
-      unavailable = unavailable || t.verdict == Verdict::unavailable;
-    }
     if (write) {
       baseline->binary = binary;
       const bool existed = baseline->exists;
-      BaselineUpdate update = update_entries(*baseline, baseline_entries(report));
+      BaselineWriteRules rules;
+      rules.writer = existed ? BaselineWriter::update : BaselineWriter::first_run;
+      const BaselineWrite written_entries = write_run_into(*baseline, report, rules);
       // Nothing measured writes nothing: an empty baseline would stop the
       // next (measured) run from recording one.
-      if (update.added + update.changed > 0) {
+      if (written_entries.update.added + written_entries.update.changed > 0) {
         std::error_code ec;
         std::filesystem::create_directories(options.baselines_dir, ec);  // a failure shows in write_baseline
         if (auto written = write_baseline(path, *baseline); !written) return bad_input(written.error());
-        std::fprintf(stderr, "heapgate: %s %s (%zu added, %zu changed, %zu unchanged)\n",
-                     existed ? "updated" : "created", path.c_str(), update.added, update.changed, update.unchanged);
+        std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(path, existed, written_entries).c_str());
       }
     }
+    reports.push_back(report);
     if (!options.report_dir.empty()) {
       if (auto written = write_report_files(options.report_dir, report, binary); !written) {
         return bad_input(written.error());
@@ -97,10 +95,8 @@ int run_bench_compare(const BenchCompareOptions& options) {
     }
     print_summary(report, path);
   }
-  if (failed) return exit_status(GateExit::failed);
-  // Nothing to judge must never read as a pass.
-  if (unavailable) return exit_status(GateExit::unavailable);
-  return exit_status(GateExit::ok);
+  // The one exit table; nothing to judge must never read as a pass here.
+  return exit_status(gate_exit(reports, /*allow_unmeasured=*/false));
 }
 
 }  // namespace

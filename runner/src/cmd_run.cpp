@@ -28,6 +28,7 @@
 #include "gate.h"
 #include "heapgate/allocator.h"
 #include "heapgate/baseline.h"
+#include "heapgate/baseline_writer.h"
 #include "heapgate/report.h"
 #include "output.h"
 #include "vocabulary_check.h"
@@ -606,14 +607,16 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
     if (job.whole_suite && baseline->exists && report.run.complete) add_missing_tests(report, *baseline);
     // Unsharded, the plugin creates a missing baseline itself; shards must
     // not (each would overwrite the others), so the merged run does it here.
-    if (!baseline->exists && options.jobs > 1 && report.run.complete) {
+    if (run_records_baseline(baseline->exists, false) && options.jobs > 1 && report.run.complete) {
       Baseline created;
       created.binary = job.name;
       created.exists = true;
-      accept_run(created, report);
+      BaselineWriteRules rules;
+      rules.writer = BaselineWriter::first_run;
+      const BaselineWrite write = write_run_into(created, report, rules);
       if (!created.tests.empty()) {
         if (auto written = write_baseline(path, created); !written) return bad_input(written.error());
-        std::fprintf(stderr, "heapgate: created %s (%zu tests)\n", path.c_str(), created.tests.size());
+        std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(path, false, write).c_str());
       }
     }
     collect_profiles(options.report, report);
@@ -693,9 +696,13 @@ int run_calibration(const RunOptions& options) {
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     baseline->binary = binary;
+    BaselineWriteRules rules;
+    rules.writer = BaselineWriter::calibrate;
+    const BaselineWrite write = write_runs_into(*baseline, runs, rules);
+    if (!write.blocked.empty()) {
+      return bad_input(make_error(ErrorCode::invalid_argument, path, "not calibrated: " + write.blocked, write.blocked_fix));
+    }
     const std::map<std::string, BaselineEntry> entries = calibrated_entries(runs);
-    update_entries(*baseline, entries);
-    if (!runs.front().run.fingerprint.empty()) baseline->fingerprint = runs.front().run.fingerprint;
     std::vector<std::pair<std::string, std::string>> noisy;
     for (const auto& [name, entry] : entries) {
       if (entry.noise) noisy.emplace_back(name, widest_spread(entry));

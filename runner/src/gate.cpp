@@ -13,6 +13,7 @@
 #include <set>
 
 #include "commands.h"
+#include "heapgate/baseline_writer.h"
 #include "heapgate/gate.h"
 #include "heapgate/journal.h"
 
@@ -114,7 +115,13 @@ Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const
     auto baseline = read_baseline(path);
     if (!baseline) return fail(baseline.error());
     const Baseline before = *baseline;
-    accept_run(*baseline, report, improved);
+    BaselineWriteRules rules;
+    rules.writer = BaselineWriter::ratchet;
+    rules.select = improved;
+    const BaselineWrite write = write_run_into(*baseline, report, rules);
+    if (!write.blocked.empty()) {
+      return fail(make_error(ErrorCode::invalid_argument, path, "not ratcheted: " + write.blocked, write.blocked_fix));
+    }
     if (*baseline == before) continue;
     if (auto written = write_baseline(path, *baseline); !written) return fail(written.error());
     ++changed;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "heapgate/explain.h"
+#include "heapgate/baseline_writer.h"
 #include "heapgate/gate.h"
 #include "heapgate/suppressions.h"
 
@@ -246,7 +247,7 @@ TEST(AcceptRun, RecordsMeasuredTestsKeepsHandEditedTolerances) {
   off.name = "S.off";
   off.verdict = Verdict::unavailable;
   report.tests = {a, failed, off};
-  BaselineUpdate update = accept_run(baseline, report);
+  BaselineUpdate update = write_run_into(baseline, report, BaselineWriteRules{}).update;
   EXPECT_EQ(update.changed, 1u);
   EXPECT_EQ(update.added, 0u);
   EXPECT_EQ(baseline.tests.at("S.a").metrics.allocations, 130u);
@@ -693,7 +694,7 @@ TEST(Fingerprint, DifferencesAreNamedInRegressions) {
   Report r;
   r.run.fingerprint = now;
   r.tests = {record_of(observed(5))};
-  accept_run(b, r);
+  write_run_into(b, r, BaselineWriteRules{}).update;
   EXPECT_EQ(b.fingerprint, now);
 }
 
@@ -942,7 +943,7 @@ TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
   EXPECT_EQ(report->tests[0].other_threads, (ThreadShare{5, 500}));
   Baseline b;
   b.binary = "b";
-  accept_run(b, one);
+  write_run_into(b, one, BaselineWriteRules{}).update;
   auto reread = parse_baseline_json(to_json(b), "b.json");
   ASSERT_TRUE(reread) << reread.error().message();
   EXPECT_EQ(reread->tests.at("S.T").other_threads, (ThreadShare{5, 500}));

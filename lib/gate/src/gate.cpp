@@ -795,18 +795,6 @@ VerdictCounts count_verdicts(const Report& report) {
   return c;
 }
 
-BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::set<std::string>& select) {
-  std::map<std::string, BaselineEntry> entries = baseline_entries(report);
-  if (!select.empty()) {
-    for (auto it = entries.begin(); it != entries.end();) {
-      it = select.count(it->first) != 0 ? std::next(it) : entries.erase(it);
-    }
-  }
-  // The numbers now come from this run's environment.
-  if (!entries.empty() && !report.run.fingerprint.empty()) baseline.fingerprint = report.run.fingerprint;
-  return update_entries(baseline, entries);
-}
-
 bool fails_run(const TestRecord& record, bool strict) noexcept {
   return record.gtest_failed || record.interrupted != Interruption::none || is_failure(record.verdict, strict);
 }

@@ -124,6 +124,7 @@ ThreadSlot g_unregistered{true};  // constexpr constructor: constant-initialized
 ThreadSlot* g_slots = &g_unregistered;
 Totals g_exited;  // counts of threads that exited
 pthread_key_t g_thread_key;  // its destructor folds an exiting thread's slot
+void thread_exited(void* arg) noexcept;
 
 ThreadSlot* new_slot_locked() noexcept {
   for (ThreadSlot* s = g_slots; s != nullptr; s = s->next) {
@@ -137,6 +138,19 @@ ThreadSlot* new_slot_locked() noexcept {
   return slot;
 }
 
+// The key whose destructor folds an exiting thread's slot. Made as early as
+// possible (the process' first allocation, see entry_points.cpp), so that its
+// index is below PTHREAD_KEY_2NDLEVEL_SIZE: glibc then stores its value in
+// the thread's descriptor, and setting it never allocates. An allocation there
+// reached jemalloc at moments of a thread's life when jemalloc's own
+// per-thread data must not change (cpp-httplib's suite, threads exiting).
+std::atomic<bool> g_thread_key_made{false};
+constexpr pthread_key_t kKeysStoredInline = 32;  // glibc's PTHREAD_KEY_2NDLEVEL_SIZE (internal)
+pthread_once_t g_thread_key_once = PTHREAD_ONCE_INIT;
+void make_thread_key() noexcept {
+  g_thread_key_made.store(pthread_key_create(&g_thread_key, thread_exited) == 0, std::memory_order_release);
+}
+
 ThreadSlot* register_thread() noexcept {
   ThreadSlot* slot;
   {
@@ -146,12 +160,12 @@ ThreadSlot* register_thread() noexcept {
     slot->in_use = true;
   }
   t_slot = slot;
-  // Keys below PTHREAD_KEY_2NDLEVEL_SIZE are stored without allocating; a
-  // later key may calloc once: glibc's bookkeeping, not the program's.
-  const bool suppressed = t_suppressed;
-  t_suppressed = true;
-  (void)pthread_setspecific(g_thread_key, slot);
-  t_suppressed = suppressed;
+  // A key from PTHREAD_KEY_2NDLEVEL_SIZE on would make glibc calloc its
+  // second-level table here: then the slot is not folded at the thread's
+  // exit (it stays counted, and is not reused).
+  if (g_thread_key_made.load(std::memory_order_acquire) && g_thread_key < kKeysStoredInline) {
+    (void)pthread_setspecific(g_thread_key, slot);
+  }
   return slot;
 }
 
@@ -162,6 +176,12 @@ ThreadSlot* current_slot() noexcept {
   if (slot != nullptr || t_exited) return slot;
   return register_thread();
 }
+
+// The same for a free: a thread that has only freed so far gets no slot
+// (it counts in g_unregistered). A thread's last frees come while it exits,
+// and registering it then would set its key in the middle of glibc running
+// the keys' destructors.
+ThreadSlot* current_slot_for_free() noexcept { return t_slot; }
 
 // The thread's counts move to g_exited and its shares to the open windows it
 // counted in, so sums stay exact after it is gone and its slot can be reused.
@@ -331,7 +351,7 @@ void record_alloc(void* ptr, std::uint64_t usize) noexcept {
 }
 
 void count_free(const Taken& taken) noexcept {
-  if (ThreadSlot* slot = current_slot()) return count_free_in(slot, taken);
+  if (ThreadSlot* slot = current_slot_for_free()) return count_free_in(slot, taken);
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   count_free_in(&g_unregistered, taken);
 }
@@ -343,7 +363,7 @@ CountingSource decide_source() noexcept {
   if (g_sallocx == nullptr) return CountingSource::none;
   (void)g_size_classes.init(reinterpret_cast<SizeClasses::NallocxFn>(sys::find_symbol("nallocx")));
   (void)g_stamps.init();  // without it every block goes to g_unstamped
-  if (pthread_key_create(&g_thread_key, thread_exited) != 0) return CountingSource::none;
+  make_thread_key_early();
   if (pthread_atfork(lock_counting_for_fork, unlock_counting_after_fork, unlock_counting_after_fork) != 0) {
     return CountingSource::none;
   }
@@ -380,6 +400,8 @@ void unlock_counting_after_fork() noexcept {
   g_unstamped.unlock();
   g_registry_mutex.unlock();
 }
+
+void make_thread_key_early() noexcept { (void)pthread_once(&g_thread_key_once, make_thread_key); }
 
 CountingSource counting_source() noexcept {
   static const CountingSource source = decide_source();

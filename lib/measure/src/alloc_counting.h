@@ -112,6 +112,11 @@ void resize_done(const ResizeTicket& ticket, void* old_ptr, void* new_ptr, std::
 /// The call failed or left the block as it was: it is tracked as before.
 void resize_failed(const ResizeTicket& ticket, void* ptr) noexcept;
 
+/// Makes the key whose destructor folds an exiting thread's counts, once,
+/// as early in the process as possible (the entry points call it at the
+/// first allocation): see register_thread() in alloc_counting.cpp.
+void make_thread_key_early() noexcept;
+
 /// The usable size of a plain request of `size` bytes when heapgate's table of
 /// jemalloc's size classes knows it, else 0.
 std::uint64_t usable_size_of_request(std::uint64_t size) noexcept;

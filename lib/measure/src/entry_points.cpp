@@ -125,6 +125,7 @@ __attribute__((noinline, cold)) bool resolve() noexcept {
   g_real.jemalloc_base = fresh.jemalloc_base;
   g_real.resolved.store(true, std::memory_order_release);
   t_resolving = false;
+  make_thread_key_early();
   return true;
 }
 

@@ -307,11 +307,7 @@ void add_missing_tests(Report& report, const Baseline& baseline);
 /// fail its own assertions. top_stacks come from TestRecord::stacks.
 std::map<std::string, BaselineEntry> baseline_entries(const Report& report);
 
-/// Records a run into a baseline: update_entries() with baseline_entries()
-/// of the tests `select` accepts (all when empty); tolerances edited by hand
-/// are kept, and the baseline takes the run's fingerprint. Pure (the caller
-/// writes the file).
-BaselineUpdate accept_run(Baseline& baseline, const Report& report, const std::set<std::string>& select = {});
+/// (Writing a run into a baseline: heapgate/baseline_writer.h.)
 
 /// The baseline entries of several runs of one build (calibration): for each
 /// test measured in every run, `metrics` is the per-metric median (the lower

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "heapgate/baseline_writer.h"
+
+#include <map>
+
+#include "heapgate/gate.h"
+
+namespace heapgate {
+namespace {
+
+// Why a record is not written, or "" when it may be.
+std::string refusal_of(const TestRecord& record, BaselineWriter writer) {
+  if (record.interrupted != Interruption::none) return "it did not finish";
+  if (record.gtest_failed) return "it failed its own assertions";
+  if (record.verdict == Verdict::unavailable || record.mode == Mode::off) return "nothing was measured";
+  if (writer == BaselineWriter::ratchet && record.verdict != Verdict::improved) {
+    return record.verdict == Verdict::regressed ? "it regressed, and a ratchet writes improvements only" : "";
+  }
+  return {};
+}
+
+// The entries `candidates` may write, by the rules; fills `write`.
+void apply(Baseline& baseline, std::map<std::string, BaselineEntry> candidates, const Report& run,
+           const BaselineWriteRules& rules, BaselineWrite& write) {
+  if (!run.run.complete) {
+    write.blocked = "the run did not finish (it crashed, hung, exited or was killed)";
+    write.blocked_fix = "fix that and run again; its report names the test that did not finish";
+    return;
+  }
+  std::vector<std::string> sampled_over_exact;
+  for (const TestRecord& record : run.tests) {
+    if (!rules.select.empty() && rules.select.count(record.name) == 0) {
+      candidates.erase(record.name);
+      continue;
+    }
+    if (record.verdict == Verdict::missing) continue;
+    const std::string why = refusal_of(record, rules.writer);
+    if (!why.empty()) write.refused.push_back({record.name, why});
+    if (!why.empty() || (rules.writer == BaselineWriter::ratchet && record.verdict != Verdict::improved)) {
+      candidates.erase(record.name);
+      continue;
+    }
+    auto old = baseline.tests.find(record.name);
+    auto entry = candidates.find(record.name);
+    if (old != baseline.tests.end() && entry != candidates.end() && entry->second.mode == Mode::sampled &&
+        old->second.mode != Mode::sampled && !rules.force) {
+      sampled_over_exact.push_back(record.name);
+    }
+  }
+  if (!sampled_over_exact.empty()) {
+    std::string names;
+    for (const auto& name : sampled_over_exact) names += (names.empty() ? "" : ", ") + name;
+    write.blocked = "the run was sampled (estimates) but the baseline of " + names + " is exact";
+    write.blocked_fix = "re-run in counters or exact mode, or pass --force to accept estimates";
+    return;
+  }
+  // The numbers now come from this run's environment.
+  if (!candidates.empty() && !run.run.fingerprint.empty()) baseline.fingerprint = run.run.fingerprint;
+  write.update = update_entries(baseline, candidates);
+}
+
+}  // namespace
+
+bool run_records_baseline(bool baseline_exists, bool update_requested) noexcept {
+  return update_requested || !baseline_exists;
+}
+
+BaselineWrite write_run_into(Baseline& baseline, const Report& run, const BaselineWriteRules& rules) {
+  BaselineWrite write;
+  apply(baseline, baseline_entries(run), run, rules, write);
+  return write;
+}
+
+BaselineWrite write_runs_into(Baseline& baseline, const std::vector<Report>& runs, const BaselineWriteRules& rules) {
+  BaselineWrite write;
+  if (runs.empty()) return write;
+  Report first = runs.front();
+  for (const Report& r : runs) first.run.complete = first.run.complete && r.run.complete;
+  apply(baseline, calibrated_entries(runs), first, rules, write);
+  return write;
+}
+
+std::string describe_baseline_write(const std::string& path, bool existed, const BaselineWrite& write) {
+  if (!write.blocked.empty()) return path + ": not written: " + write.blocked + "; fix: " + write.blocked_fix;
+  const BaselineUpdate& u = write.update;
+  if (!existed) return "created " + path + " (" + std::to_string(u.added) + " tests)";
+  return "updated " + path + " (" + std::to_string(u.added) + " added, " + std::to_string(u.changed) + " changed, " +
+         std::to_string(u.unchanged) + " unchanged)";
+}
+
+}  // namespace heapgate
