@@ -9,12 +9,15 @@
 // a test's counts must be the same in every run.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +67,48 @@ bool receive_message(int fd, std::string* text) {
   return read_all(fd, text->data(), size);
 }
 
+// A thread of a test, joined when the Worker goes, or detached: then a bare
+// detached pthread, which says it is done as its very last step and exits on
+// its own. (A detached std::thread would free its state object after the
+// function returned, maybe after the test ended: a block of the test's
+// freed or not within it, by timing.) The body belongs to the Worker, so
+// the test's own thread frees whatever the body holds.
+class Worker {
+ public:
+  Worker(bool detached, std::function<void()> body) : body_(std::move(body)) {
+    if (!detached) {
+      joined_ = std::thread([this] { run(); });
+      return;
+    }
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t id;
+    if (pthread_create(&id, &attr, [](void* self) -> void* {
+          static_cast<Worker*>(self)->run();
+          return nullptr;
+        }, this) != 0) {
+      done_.store(true);
+    }
+    pthread_attr_destroy(&attr);
+  }
+  ~Worker() {
+    if (joined_.joinable()) joined_.join();
+    while (!done_.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+ private:
+  void run() {
+    body_();
+    done_.store(true, std::memory_order_release);  // the last touch of the test's state
+  }
+  std::function<void()> body_;
+  std::atomic<bool> done_{false};
+  std::thread joined_;
+};
+
 // A pool of server threads sharing one listening socket: each accepts one
 // connection and echoes its messages until the client closes it.
 class EchoServer {
@@ -82,22 +127,11 @@ class EchoServer {
       return;
     }
     port_ = ntohs(address.sin_port);
-    for (int i = 0; i < threads; ++i) {
-      workers_.emplace_back([this] {
-        serve_one();
-        done_.fetch_add(1, std::memory_order_release);  // the last touch of the server
-      });
-    }
+    workers_.reserve(static_cast<std::size_t>(threads));
+    for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>(detached_, [this] { serve_one(); }));
   }
   ~EchoServer() {
-    for (auto& worker : workers_) {
-      if (detached_) {
-        worker.detach();
-      } else {
-        worker.join();
-      }
-    }
-    while (done_.load(std::memory_order_acquire) < static_cast<int>(workers_.size())) std::this_thread::yield();
+    workers_.clear();  // each waits for its thread
     ::close(listener_);
   }
   EchoServer(const EchoServer&) = delete;
@@ -118,8 +152,7 @@ class EchoServer {
   bool detached_;
   int listener_ = -1;
   int port_ = 0;
-  std::atomic<int> done_{0};
-  std::vector<std::thread> workers_;
+  std::vector<std::unique_ptr<Worker>> workers_;
 };
 
 int connect_to(int port) {
@@ -139,8 +172,7 @@ class Echo : public ::testing::TestWithParam<int> {};
 
 // Odd tests detach their threads, as a library's thread pool and background
 // threads may be: each frees what it allocated and says so before the test
-// ends, then exits on its own, while the next test is starting. Its exit frees
-// the thread's own state outside the test, so the counts stay the test's own.
+// ends, then exits on its own, while the next test is starting.
 TEST_P(Echo, RoundTrips) {
   const int n = GetParam();
   constexpr int kServers = 2;
@@ -149,34 +181,29 @@ TEST_P(Echo, RoundTrips) {
   ASSERT_NE(server.port(), 0);
   int echoed = 0;
   int failed = 0;
-  std::atomic<bool> client_done{false};
-  // The client opens one connection per server thread and sends a few
-  // messages of sizes that depend on the test only.
-  std::thread client([&] {
-    for (int c = 0; c < kServers; ++c) {
-      const int fd = connect_to(server.port());
-      if (fd < 0) {
-        ++failed;
-        continue;
-      }
-      for (int m = 0; m < 3 + n % 5; ++m) {
-        const std::string sent(static_cast<std::size_t>(1 + (n * 37 + m * 101 + c * 7) % 600), static_cast<char>('a' + m));
-        std::string back;
-        if (!send_message(fd, sent) || !receive_message(fd, &back) || back != sent) {
+  {
+    // The client opens one connection per server thread and sends a few
+    // messages of sizes that depend on the test only.
+    Worker client(detached, [&] {
+      for (int c = 0; c < kServers; ++c) {
+        const int fd = connect_to(server.port());
+        if (fd < 0) {
           ++failed;
-          break;
+          continue;
         }
-        ++echoed;
+        for (int m = 0; m < 3 + n % 5; ++m) {
+          const std::string sent(static_cast<std::size_t>(1 + (n * 37 + m * 101 + c * 7) % 600),
+                                 static_cast<char>('a' + m));
+          std::string back;
+          if (!send_message(fd, sent) || !receive_message(fd, &back) || back != sent) {
+            ++failed;
+            break;
+          }
+          ++echoed;
+        }
+        ::close(fd);
       }
-      ::close(fd);
-    }
-    client_done.store(true, std::memory_order_release);  // the last touch of the test's state
-  });
-  if (!detached) {
-    client.join();
-  } else {
-    client.detach();
-    while (!client_done.load(std::memory_order_acquire)) std::this_thread::yield();
+    });
   }
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(echoed, kServers * (3 + n % 5));

@@ -54,8 +54,30 @@ TEST_F(BlockStampsTest, GranulesGrowWithTheBlockUpToAPage) {
   // Every block of a page or more is stamped per page.
   BlockStamps::Stamp* large = stamps_.find_or_add(kBase + kPage + 64, 1 << 20);
   ASSERT_NE(large, nullptr);
-  EXPECT_EQ(stamps_.find(kBase + kPage + 64, 4096), large);
+  EXPECT_EQ(stamps_.find(kBase + kPage + 64, 1 << 20), large);
+  EXPECT_EQ(stamps_.find(kBase + kPage + 64, 4096), nullptr) << "one granule, another size";
   EXPECT_NE(stamps_.find_or_add(kBase + 2 * kPage + 64, 1 << 20), large);
+}
+
+TEST_F(BlockStampsTest, APagesEntryGivesTheStampAndTheSizeOfItsBlocks) {
+  // A free that is not told the block's size finds both by the page.
+  stamps_.find_or_add(kBase + 96, 48)->store(3);
+  std::uint64_t usize = 0;
+  BlockStamps::Stamp* stamp = stamps_.find_by_page(kBase + 96, &usize);
+  ASSERT_NE(stamp, nullptr);
+  EXPECT_EQ(usize, 48u);
+  EXPECT_EQ(stamp->load(), 3u);
+  EXPECT_EQ(stamps_.find_by_page(kBase + 5 * kPage, &usize), nullptr) << "a page nothing was stamped in";
+  // Classes of one granule (80 and 96: 64 bytes) differ by their size now.
+  stamps_.find_or_add(kBase + kPage, 80)->store(4);
+  EXPECT_EQ(stamps_.find(kBase + kPage, 96), nullptr);
+  ASSERT_NE(stamps_.find_by_page(kBase + kPage, &usize), nullptr);
+  EXPECT_EQ(usize, 80u);
+  // Large blocks in pages, up to 128 MiB; beyond, no stamp (the caller keeps a table).
+  ASSERT_NE(stamps_.find_or_add(kBase + 2 * kPage, std::uint64_t{40} << 20), nullptr);
+  ASSERT_NE(stamps_.find_by_page(kBase + 2 * kPage, &usize), nullptr);
+  EXPECT_EQ(usize, std::uint64_t{40} << 20);
+  EXPECT_EQ(stamps_.find_or_add(kBase + 3 * kPage, std::uint64_t{256} << 20), nullptr);
 }
 
 TEST_F(BlockStampsTest, ABlockOfAnotherSizeClassThanItsPageIsNotFound) {

@@ -290,14 +290,16 @@ struct Taken {
 
 // Forgets the block at `ptr` if it was allocated while a window counted.
 // `usize` is its size if the caller knows it (a sized free, an in-place
-// realloc), else 0: then jemalloc is asked, which still knows it, since every
-// caller runs before the block is given back.
+// realloc), else 0: then its page's entry tells (BlockStamps::find_by_page),
+// never jemalloc, whose sallocx may change a thread's jemalloc state while
+// the thread is exiting.
 Taken take_block(void* ptr, std::uint64_t usize) noexcept {
   Taken taken;
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  if (usize == 0) usize = g_sallocx(ptr, 0);
+  std::atomic<std::uint32_t>* stamp =
+      usize != 0 ? g_stamps.find(key, usize) : g_stamps.find_by_page(key, &usize);
   taken.usize = usize;
-  if (std::atomic<std::uint32_t>* stamp = g_stamps.find(key, usize)) {
+  if (stamp != nullptr) {
     taken.epoch = stamp->load(std::memory_order_relaxed);
     if (taken.epoch != 0) {
       stamp->store(0, std::memory_order_relaxed);
@@ -416,6 +418,8 @@ const char* why_no_counting() noexcept {
 }
 
 std::uint64_t usable_size_of_request(std::uint64_t size) noexcept { return g_size_classes.usable(size); }
+
+std::uint64_t usable_size_of_block(const void* ptr) noexcept { return g_sallocx(ptr, 0); }
 
 __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, void* stack_start) noexcept {
   if (t_suppressed) return;

@@ -101,7 +101,7 @@ struct ResizeTicket {
   bool tracked = false;         ///< allocated in a window still counting
   bool unstamped = false;       ///< kept in the fallback table, not a stamp
   std::uint32_t epoch = 0;
-  std::uint64_t old_usize = 0;  ///< its usable size before the call
+  std::uint64_t old_usize = 0;  ///< its usable size before the call, when tracked
 };
 ResizeTicket begin_resize(void* ptr) noexcept;
 /// The block at `old_ptr` is now `new_ptr` with `new_usize` usable bytes
@@ -116,6 +116,11 @@ void resize_failed(const ResizeTicket& ticket, void* ptr) noexcept;
 /// as early in the process as possible (the entry points call it at the
 /// first allocation): see register_thread() in alloc_counting.cpp.
 void make_thread_key_early() noexcept;
+
+/// jemalloc's usable size of a live block (sallocx). Only beside an
+/// allocation call, which has already set up the thread's jemalloc state:
+/// never for a free (see take_block() in alloc_counting.cpp).
+std::uint64_t usable_size_of_block(const void* ptr) noexcept;
 
 /// The usable size of a plain request of `size` bytes when heapgate's table of
 /// jemalloc's size classes knows it, else 0.

@@ -32,9 +32,10 @@ namespace heapgate::detail {
 // class, to 12, a page, for every larger block). Blocks that start in one
 // page are all of one size class (jemalloc's slabs and large extents are whole
 // pages), so live blocks of a page start at least 2^k bytes apart, in
-// different granules. A page's entry holds its run's address and k; a block
-// whose k differs from its page's is not stamped. The page had another size
-// class before, all of whose blocks are gone.
+// different granules. A page's entry holds its run's address, k and the
+// blocks' usable size; a block whose size differs from its page's is not
+// stamped. The page had another size class before, all of whose blocks are
+// gone.
 //
 // Memory was the cost that mattered: most stamp pages are fresh, and on the
 // machine of docs/performance.md the kernel zeroing them cost more than the
@@ -69,13 +70,34 @@ class BlockStamps {
   }
 
   // The stamp of the block of usable size `usize` at `address`, nullptr if no
-  // block of its granule size in its page was stamped since the page last
-  // changed size class.
+  // block of its size in its page was stamped since the page last changed
+  // size class.
   Stamp* find(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<false>(address, usize); }
 
-  // The same, giving the page a run of stamps for that granule size first if
-  // needed; nullptr if the address is beyond kAddressBits or memory ran out.
+  // The same, giving the page a run of stamps for that size first if needed;
+  // nullptr if the address is beyond kAddressBits, the size cannot be kept
+  // in a page's entry (above kMaxPagesInEntry pages), or memory ran out.
   Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<true>(address, usize); }
+
+  // The stamp at `address` by its page's entry alone, and the usable size of
+  // the blocks the page was stamped for (`*usize`); nullptr if nothing was
+  // stamped in the page. For a free that is not told the block's size: the
+  // page's blocks all have one size (one slab, or one large extent), so a
+  // stamp of an open window found here is this block's, with this size. A
+  // block of another size (the page changed class without a stamp) finds a
+  // stamp that is 0 or older than every open window (see above). Asking
+  // jemalloc instead (sallocx) would move a thread's jemalloc state from
+  // "minimal" to "nominal", which a thread in the middle of exiting must not
+  // undergo (docs/platform-facts.md §10).
+  Stamp* find_by_page(std::uintptr_t address, std::uint64_t* usize) noexcept {
+    if (top_ == nullptr || !in_range(address)) return nullptr;
+    Region* region = top_[address >> kRegionBits].load(std::memory_order_acquire);
+    if (region == nullptr) return nullptr;
+    const std::uintptr_t run = region->pages[(address & kRegionMask) >> kPageBits].load(std::memory_order_acquire);
+    if (run == 0) return nullptr;
+    *usize = size_of_code(run >> kSizeShift);
+    return reinterpret_cast<Stamp*>(run & kRunMask) + ((address & kPageMask) >> tag_bits(run));
+  }
 
   // Forgets every stamp (for when epochs are about to wrap): every page loses
   // its run, and the runs are abandoned. Only while no hook stamps; a hook
@@ -96,10 +118,24 @@ class BlockStamps {
   void unlock_after_fork() noexcept { runs_.unlock(); }
 
  private:
-  // A page's entry: the address of its run (16-byte aligned) with k - 2 in
-  // the low four bits; 0 if the page has none.
+  // A page's entry: the address of its run (16-byte aligned, below 2^47)
+  // with k - 2 in the low four bits and the usable size of its blocks in the
+  // top 16 (size_code()); 0 if the page has none.
   using PageEntry = std::atomic<std::uintptr_t>;
   static constexpr std::uintptr_t kTagMask = 15;
+  static constexpr unsigned kSizeShift = 48;
+  static constexpr std::uintptr_t kRunMask = ((std::uintptr_t{1} << kSizeShift) - 1) & ~kTagMask;
+  // Sizes below 256 KiB in 8-byte units, larger ones in pages with the top
+  // bit set, up to kMaxPagesInEntry pages (128 MiB); 0: not representable.
+  static constexpr std::uint64_t kMaxPagesInEntry = 0x7FFF;
+  static std::uint64_t size_code(std::uint64_t usize) noexcept {
+    if (usize % 8 == 0 && (usize >> 3) < 0x8000) return usize >> 3;
+    if (usize % 4096 == 0 && (usize >> 12) <= kMaxPagesInEntry) return 0x8000 | (usize >> 12);
+    return 0;
+  }
+  static std::uint64_t size_of_code(std::uint64_t code) noexcept {
+    return (code & 0x8000) != 0 ? (code & 0x7FFF) << 12 : code << 3;
+  }
   static constexpr std::size_t kPagesPerRegion = std::size_t{1} << (kRegionBits - kPageBits);
   struct Region {
     PageEntry pages[kPagesPerRegion];
@@ -136,15 +172,18 @@ class BlockStamps {
       region = add_region(region_slot);
       if (region == nullptr) return nullptr;
     }
+    const std::uint64_t code = size_code(usize);
+    if (code == 0) return nullptr;
     const unsigned bits = granule_bits(usize);
+    const std::uintptr_t kind = (std::uintptr_t{code} << kSizeShift) | tag(bits);
     PageEntry& entry = region->pages[(address & kRegionMask) >> kPageBits];
     std::uintptr_t run = entry.load(std::memory_order_acquire);
-    if ((run & kTagMask) != tag(bits)) {
+    if ((run & ~kRunMask) != kind) {
       if (!kAdd) return nullptr;
-      run = give_run(entry, run, bits);
+      run = give_run(entry, run, bits, kind);
       if (run == 0) return nullptr;
     }
-    return reinterpret_cast<Stamp*>(run & ~kTagMask) + ((address & kPageMask) >> bits);
+    return reinterpret_cast<Stamp*>(run & kRunMask) + ((address & kPageMask) >> bits);
   }
 
   // Zeroed memory from the kernel, backed only where touched; nullptr if none.
@@ -221,18 +260,19 @@ class BlockStamps {
   };
 
   // Gives the page of `entry` (now `seen`) a run for granules of 2^bits and
-  // returns the new entry; 0 if there is no memory. Only a hook allocating a
-  // block in the page calls this, and the page's previous class has no live
-  // block left, so no thread still uses the old run: it becomes a spare.
-  __attribute__((noinline, cold)) std::uintptr_t give_run(PageEntry& entry, std::uintptr_t seen,
-                                                         unsigned bits) noexcept {
+  // blocks of the size in `kind` (its tag and size code), and returns the new
+  // entry; 0 if there is no memory. Only the counting of a block allocated
+  // in the page calls this, and the page's previous class has no live block
+  // left, so no thread still uses the old run: it becomes a spare.
+  __attribute__((noinline, cold)) std::uintptr_t give_run(PageEntry& entry, std::uintptr_t seen, unsigned bits,
+                                                         std::uintptr_t kind) noexcept {
     const std::size_t bytes = run_bytes(bits);
-    while ((seen & kTagMask) != tag(bits)) {
+    while ((seen & ~kRunMask) != kind) {
       void* run = runs_.take(bytes);
       if (run == nullptr) return 0;
-      const std::uintptr_t wanted = reinterpret_cast<std::uintptr_t>(run) | tag(bits);
+      const std::uintptr_t wanted = reinterpret_cast<std::uintptr_t>(run) | kind;
       if (entry.compare_exchange_strong(seen, wanted, std::memory_order_acq_rel)) {
-        if (seen != 0) runs_.give(reinterpret_cast<void*>(seen & ~kTagMask), run_bytes(tag_bits(seen)));
+        if (seen != 0) runs_.give(reinterpret_cast<void*>(seen & kRunMask), run_bytes(tag_bits(seen)));
         return wanted;
       }
       runs_.give(run, bytes);  // another thread gave the page a run first

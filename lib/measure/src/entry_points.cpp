@@ -344,10 +344,12 @@ HEAPGATE_ENTRY std::size_t xallocx(void* p, std::size_t size, std::size_t extra,
   auto fn = hg::real<std::size_t (*)(void*, std::size_t, std::size_t, int)>(hg::e_xallocx);
   if (fn == nullptr) return 0;
   if (!hg::counts(hg::e_xallocx)) return fn(p, size, extra, flags);
+  // xallocx sets up the thread's jemalloc state anyway; asking the size is safe here.
+  const std::uint64_t before = hg::usable_size_of_block(p);
   const hg::ResizeTicket ticket = hg::begin_resize(p);
   const std::size_t usize = fn(p, size, extra, flags);
   // Resized in place only if the usable size changed (jemalloc's expand hook runs only then).
-  if (usize != ticket.old_usize) {
+  if (usize != before) {
     hg::resize_done(ticket, p, p, usize, nullptr);
   } else {
     hg::resize_failed(ticket, p);
