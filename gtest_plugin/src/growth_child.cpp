@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "growth_child.h"
+
+#include <utility>
+
+#include "heapgate/integration.h"
+
+namespace heapgate::gtest {
+
+bool GrowthChild::after_run(ProfileScope& scope, int iteration) {
+  // What all runs so far left live; heapgate's own bookkeeping stays out.
+  detail::HookSuppressor suppress;
+  const ProfileScope::Live live = scope.live();
+  growth_.live_allocations.push_back(live.allocations);
+  growth_.live_bytes.push_back(live.bytes);
+  return iteration + 1 >= runs_;
+}
+
+LiveGrowth GrowthChild::take() { return std::exchange(growth_, LiveGrowth{}); }
+
+}  // namespace heapgate::gtest

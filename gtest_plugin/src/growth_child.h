@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The growth child (--heapgate_internal_growth=N): runs one test N times
+// (gtest's --gtest_repeat) inside one scope and records what all runs so far
+// left live after each, so the gate can tell a leak (live blocks grow with
+// the runs) from one-time setup (they do not). docs/design.md §5.
+#pragma once
+
+#include "heapgate/profile_scope.h"
+#include "heapgate/report.h"
+
+namespace heapgate::gtest {
+
+class GrowthChild {
+ public:
+  explicit GrowthChild(int runs) : runs_(runs) {}
+
+  /// The scope opened for the first run stays open across the others.
+  static bool opens_scope(int iteration) noexcept { return iteration == 0; }
+  /// After run `iteration`: samples the live blocks; true when that was the
+  /// last run and the scope closes now.
+  bool after_run(ProfileScope& scope, int iteration);
+  /// The samples so far, for the record; empties them.
+  LiveGrowth take();
+
+ private:
+  int runs_;
+  LiveGrowth growth_;
+};
+
+}  // namespace heapgate::gtest

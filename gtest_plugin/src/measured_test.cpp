@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "measured_test.h"
+
+#include <string>
+
+#include "heapgate/gate.h"
+#include "test_requests.h"
+
+namespace heapgate::gtest {
+namespace {
+
+std::uint64_t minus(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; }
+
+}  // namespace
+
+std::string full_name(const ::testing::TestInfo& info) {
+  return std::string(info.test_suite_name()) + "." + info.name();
+}
+
+TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double duration_ms) {
+  TestRecord record;
+  record.name = full_name(info);
+  record.suite = info.test_suite_name();
+  record.test = info.name();
+  record.file = info.file() != nullptr ? info.file() : "";
+  record.line = info.line();
+  record.mode = mode;
+  record.duration_ms = duration_ms;
+  record.gtest_failed = info.result()->Failed();
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    if (test_requests().limited[i]) {
+      record.budgets[std::string(to_string(static_cast<MetricName>(i)))] = test_requests().limits[i];
+    }
+  }
+  return record;
+}
+
+void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& gtest_overhead,
+                     std::uint64_t fixture_bytes) {
+  record.metrics = from_scope(scope);
+  record.metrics.allocations = minus(record.metrics.allocations, gtest_overhead.allocations);
+  record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, gtest_overhead.allocated_bytes);
+  record.metrics.peak_bytes = minus(record.metrics.peak_bytes, gtest_overhead.allocated_bytes);
+  if (!scope.profile_path.empty() && fixture_bytes > 0) {
+    record.metrics.allocations = minus(record.metrics.allocations, 1);
+    record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, fixture_bytes);
+  }
+  record.estimated = scope.estimated;
+  record.other_threads = ThreadShare{scope.other_thread_allocations, scope.other_thread_bytes};
+  record.standard_errors = standard_errors_of(scope);
+  if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
+}
+
+}  // namespace heapgate::gtest

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A test's record as every role starts it: GoogleTest's facts about the
+// test, then what its scope measured, less what GoogleTest allocated for it.
+#pragma once
+
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/profile_scope.h"
+#include "heapgate/report.h"
+
+namespace heapgate::gtest {
+
+/// "Suite.Test", as GoogleTest's filter names it.
+std::string full_name(const ::testing::TestInfo& info);
+
+/// The record of a finished test before anything is measured: its names,
+/// place, time, budgets and whether GoogleTest failed it.
+TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double duration_ms);
+
+/// Adds what the test's scope measured. GoogleTest's own per-test
+/// allocations (`gtest_overhead`) are not the test's (docs/design.md §6); nor
+/// is the fixture object (`fixture_bytes`), which the counters skipped but a
+/// heap profile recorded.
+void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& gtest_overhead,
+                     std::uint64_t fixture_bytes);
+
+}  // namespace heapgate::gtest

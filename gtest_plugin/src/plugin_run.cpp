@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "plugin_run.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "gtest_flags.h"
+#include "heapgate/gate.h"
+#include "heapgate/integration.h"
+#include "heapgate/profile_scope.h"
+#include "heapgate/sys.h"
+#include "test_requests.h"
+
+namespace heapgate::gtest {
+namespace {
+
+std::string base_name(const std::string& path) {
+  std::size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+ProcessRole role_of(const Options& options) {
+  // GoogleTest sets --gtest_internal_run_death_test in a death test's child.
+  if (!std::string(HEAPGATE_GTEST_FLAG(internal_run_death_test)).empty()) return ProcessRole::death_test_child;
+  if (options.growth_child > 0) return ProcessRole::growth_child;
+  if (options.child_iteration > 0) return ProcessRole::rerun_child;
+  return ProcessRole::suite_run;
+}
+
+// GoogleTest's own cost per test: testing::Test's constructor saves every
+// gtest flag (one allocation, plus a copy of each flag string too long for
+// the small-string buffer — so it depends on e.g. the --gtest_filter text) and
+// its destructor frees them. A Probe built on the stack costs exactly that.
+struct Probe : ::testing::Test {
+  void TestBody() override {}
+};
+
+Metrics measure_gtest_overhead(Mode mode) {
+  if (mode == Mode::off) return {};
+  ProfileScope scope{"heapgate.gtest-overhead", ScopeOptions{Mode::counters}};
+  { Probe probe; }
+  auto r = scope.finish();
+  return r ? from_scope(*r) : Metrics{};
+}
+
+// Where the profiles a report names go: --heapgate_profiles, else beside the
+// report. A death test's child keeps none.
+std::string keep_dir_of(const Options& options, ProcessRole role, const std::string& binary_name) {
+  if (role == ProcessRole::death_test_child) return {};
+  if (!options.profiles_dir.empty()) return options.profiles_dir;
+  if (!options.report_dir.empty()) return options.report_dir + "/profiles/" + binary_name;
+  return {};
+}
+
+}  // namespace
+
+PluginRun::PluginRun(Options options) : options_(std::move(options)), role_(role_of(options_)) {
+  binary_path_ = sys::self_exe_path().value_or("");
+  binary_name_ = base_name(binary_path_);
+  keeper_ = ProfileKeeper(keep_dir_of(options_, role_, binary_name_));
+  if (options_.mode == Mode::off) {
+    unavailable_reason_ = "heapgate is switched off (--heapgate_mode=off)";
+  } else if (auto usable = allocator_status().check(options_.mode); !usable) {
+    unavailable_reason_ = usable.error().message();
+  } else {
+    mode_ = options_.mode;
+  }
+  gtest_overhead_ = measure_gtest_overhead(mode_);
+  if (cannot_measure()) std::fprintf(stderr, "heapgate: nothing is measured: %s\n", unavailable_reason_.c_str());
+  fingerprint_ = runtime_fingerprint();
+  HEAPGATE_ADD_BUILD_FINGERPRINT(fingerprint_);
+}
+
+void PluginRun::open_report(bool accepting) {
+  if (options_.report_dir.empty() || role_ == ProcessRole::death_test_child) return;
+  RunInfo run;
+  run.binary = binary_name_;
+  run.mode = mode_;
+  run.jemalloc_version = allocator_status().version;
+  run.fingerprint = fingerprint_;
+  run.strict = options_.strict;
+  run.unavailable_reason = mode_ == Mode::off ? unavailable_reason_ : "";
+  run.accepting = accepting;
+  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+  const char* index = std::getenv("GTEST_SHARD_INDEX");
+  if (total != nullptr && index != nullptr) {
+    run.total_shards = std::atoi(total);
+    run.shard_index = std::atoi(index);
+  }
+  writer_.emplace(options_.report_dir, report_stem(binary_name_, run.shard_index, run.total_shards), run);
+  // A CI job that asked for a report must not pass without one.
+  if (writer_->error()) report_error_ = writer_->error()->message();
+}
+
+bool PluginRun::cannot_measure() const noexcept {
+  return options_.mode != Mode::off && mode_ == Mode::off && role_ == ProcessRole::suite_run;
+}
+
+bool PluginRun::records_iteration(int iteration) const noexcept {
+  switch (role_) {
+    case ProcessRole::growth_child: return iteration < options_.growth_child;
+    case ProcessRole::rerun_child: return iteration + 1 == options_.child_iteration;
+    case ProcessRole::suite_run: return iteration == 0;
+    case ProcessRole::death_test_child: return false;
+  }
+  return false;
+}
+
+Symbolizer& PluginRun::symbolizer() {
+  if (!symbolizer_) symbolizer_.emplace();
+  return *symbolizer_;
+}
+
+void PluginRun::say_report_error(const std::string& message) {
+  if (!said_report_errors_.insert(message).second) return;
+  if (message == report_error_) return;  // the run's failure already says it
+  std::fprintf(stderr, "heapgate: %s\n", message.c_str());
+}
+
+void PluginRun::add_record(TestRecord record) {
+  // Metrics become <property> elements of the <testcase> in gtest's own XML
+  // (GoogleTest 1.12 on Debian 12; older versions wrote attributes; docs/platform-facts.md §1).
+  if (record.verdict != Verdict::unavailable) {
+    for (std::size_t i = 0; i < kMetricCount; ++i) {
+      auto metric = static_cast<MetricName>(i);
+      ::testing::Test::RecordProperty("heapgate." + std::string(to_string(metric)),
+                                      std::to_string(get(record.metrics, metric)));
+    }
+  }
+  ::testing::Test::RecordProperty("heapgate.verdict", std::string(to_string(record.verdict)));
+  if (writer_) {
+    if (auto added = writer_->add(std::move(record)); !added) say_report_error(added.error().message());
+  }
+}
+
+}  // namespace heapgate::gtest

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// What every process of a gated run shares, whichever role it plays: the
+// options, what can be measured here, GoogleTest's own cost per test, where
+// profiles are kept, and the report being written.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "heapgate/fingerprint.h"
+#include "heapgate/gtest.h"
+#include "heapgate/metrics.h"
+#include "heapgate/report_files.h"
+#include "heapgate/symbolizer.h"
+#include "kept_profiles.h"
+
+namespace heapgate::gtest {
+
+/// Which of a gated run's processes this is. Each role has its own file.
+enum class ProcessRole {
+  /// The run a user started: judges each test, writes the report and the
+  /// baseline (suite_run.cpp).
+  suite_run,
+  /// `--heapgate_internal_child=N`, started by the suite run to re-run tests
+  /// in exact mode: records their stacks for the parent (rerun_child.cpp).
+  rerun_child,
+  /// `--heapgate_internal_growth=N`: one scope across N runs of one test,
+  /// the live blocks after each (growth_child.cpp).
+  growth_child,
+  /// A death test's child process, started by GoogleTest: runs this binary's
+  /// tests too, so it must neither write reports nor touch baselines.
+  death_test_child,
+};
+
+class PluginRun {
+ public:
+  /// Decides the role, the mode that can be measured, and GoogleTest's own
+  /// cost per test. Says so when nothing can be measured.
+  explicit PluginRun(Options options);
+
+  /// Opens the report (when --heapgate_report asked for one and this process
+  /// writes one). `accepting`: this run records its tests as the baseline.
+  void open_report(bool accepting);
+
+  const Options& options() const noexcept { return options_; }
+  ProcessRole role() const noexcept { return role_; }
+  /// The mode this process measures in: off when measuring is impossible.
+  Mode mode() const noexcept { return mode_; }
+  const std::string& unavailable_reason() const noexcept { return unavailable_reason_; }
+  /// Measuring was asked for but is impossible (no jemalloc, no profiling).
+  bool cannot_measure() const noexcept;
+  /// The suite run records GoogleTest's first iteration; a child the runs it was asked for.
+  bool records_iteration(int iteration) const noexcept;
+
+  const std::string& binary_path() const noexcept { return binary_path_; }
+  const std::string& binary_name() const noexcept { return binary_name_; }
+  const Fingerprint& fingerprint() const noexcept { return fingerprint_; }
+  /// What GoogleTest allocates for every test (docs/design.md §6).
+  const Metrics& gtest_overhead() const noexcept { return gtest_overhead_; }
+  ProfileKeeper& keeper() noexcept { return keeper_; }
+  Symbolizer& symbolizer();
+
+  ReportWriter* report() noexcept { return writer_ ? &*writer_ : nullptr; }
+  /// Why the report that was asked for cannot be written, "" when it can.
+  const std::string& report_error() const noexcept { return report_error_; }
+  /// Says a report error once per distinct message.
+  void say_report_error(const std::string& message);
+  /// The record into GoogleTest's XML (as properties) and into the report.
+  void add_record(TestRecord record);
+
+ private:
+  Options options_;
+  ProcessRole role_ = ProcessRole::suite_run;
+  Mode mode_ = Mode::off;
+  std::string unavailable_reason_;
+  std::string binary_path_;
+  std::string binary_name_;
+  Fingerprint fingerprint_;
+  Metrics gtest_overhead_;
+  ProfileKeeper keeper_;
+  std::optional<Symbolizer> symbolizer_;
+  std::optional<ReportWriter> writer_;
+  std::string report_error_;
+  std::set<std::string> said_report_errors_;
+};
+
+}  // namespace heapgate::gtest

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "suite_run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+
+#include "explainers.h"
+#include "gtest_flags.h"
+#include "heapgate/baseline_writer.h"
+#include "heapgate/explain.h"
+#include "heapgate/gate.h"
+#include "run_guard.h"
+#include "test_requests.h"
+
+namespace heapgate::gtest {
+namespace {
+
+[[noreturn]] void setup_failed(const Error& error) {
+  std::fprintf(stderr, "heapgate: %s\n", error.message().c_str());
+  std::fflush(stderr);
+  std::exit(exit_status(GateExit::usage));
+}
+
+// Only an unfiltered, unsharded run can tell that a test is missing.
+bool whole_suite_ran() {
+  const std::string filter = HEAPGATE_GTEST_FLAG(filter);
+  return filter == "*" && std::getenv("GTEST_TOTAL_SHARDS") == nullptr;
+}
+
+bool sharded() { return std::getenv("GTEST_TOTAL_SHARDS") != nullptr; }
+
+// What the test itself asked of the gate, with what it measured.
+Observation observation_of_test(const TestRecord& record, const Options& options) {
+  Observation observation;
+  observation.mode = record.mode;
+  observation.metrics = record.metrics;
+  observation.standard_errors = record.standard_errors;
+  observation.own_failure = record.gtest_failed;
+  for (std::size_t i = 0; i < kMetricCount; ++i) {
+    if (test_requests().limited[i]) observation.budgets[static_cast<MetricName>(i)] = test_requests().limits[i];
+  }
+  if (test_requests().leak_check != -1) observation.check_leaks = test_requests().leak_check == 1;
+  observation.gate_call_sites = gates_call_sites(record.name, options);
+  return observation;
+}
+
+}  // namespace
+
+SuiteRun::SuiteRun(PluginRun& run) : run_(run) {
+  const Options& options = run_.options();
+  if (!options.suppressions_path.empty()) {
+    auto suppressions = read_suppressions(options.suppressions_path);
+    if (!suppressions) setup_failed(suppressions.error());
+    suppressions_ = std::move(*suppressions);
+  }
+  if (!options.baselines_dir.empty()) {
+    baseline_path_ = options.baselines_dir + "/" + run_.binary_name() + ".json";
+    auto loaded = read_baseline(baseline_path_);
+    if (!loaded) setup_failed(loaded.error());
+    baseline_ = std::move(*loaded);
+    baseline_.binary = run_.binary_name();
+  }
+  records_.run.fingerprint = run_.fingerprint();
+  if (baseline_.exists && options.fingerprint != FingerprintCheck::ignore) {
+    environment_change_ =
+        describe_fingerprint_change(fingerprint_differences(baseline_.fingerprint, run_.fingerprint()));
+    if (!environment_change_.empty()) {
+      std::fprintf(stderr, "heapgate: %s: %s (--heapgate_fingerprint=%s)\n", baseline_path_.c_str(),
+                   environment_change_.c_str(), std::string(to_string(options.fingerprint)).c_str());
+    }
+  }
+}
+
+bool SuiteRun::accepting() const {
+  return !baseline_path_.empty() && run_records_baseline(baseline_.exists, run_.options().update_baselines);
+}
+
+void SuiteRun::guard() {
+  // A test that crashes, hangs, exits or is killed ends the run, never its record.
+  RunGuardOptions guard;
+  guard.journal_fd = run_.report() != nullptr ? run_.report()->journal_fd() : -1;
+  guard.timeout = std::chrono::seconds(run_.options().test_timeout_seconds);
+  guard.finish_interrupted = [this](TestRecord record) { finish_interrupted(std::move(record)); };
+  start_run_guard(std::move(guard));
+}
+
+void SuiteRun::test_started(const std::string& name) { guard_test_started(name); }
+
+void SuiteRun::test_ended() { guard_test_ended(); }
+
+void SuiteRun::judge(TestRecord record) {
+  const Options& options = run_.options();
+  Observation observation = observation_of_test(record, options);
+  const BaselineEntry* base = nullptr;
+  if (!baseline_path_.empty()) {
+    auto it = baseline_.tests.find(record.name);
+    if (it != baseline_.tests.end()) base = &it->second;
+  }
+  GatePolicy policy;
+  policy.check_leaks = options.check_leaks;
+  policy.strict = options.strict;
+  policy.compare_baseline = !baseline_path_.empty();
+  policy.environment_change = environment_change_;
+  policy.accepting = accepting();
+  RerunExplainer explainer(options, run_.binary_path(), run_.symbolizer());
+  const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
+  if (!own_profile.empty()) explainer.set_own_profile(own_profile);
+  explainer.set_gate_call_sites(observation.gate_call_sites);
+  const std::string failure =
+      gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
+                ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions, options.confirm_runs,
+                               options.measure_alone});
+  // Before the explainer goes, and its children's directories with it.
+  run_.keeper().keep(record, own_profile);
+  if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
+  add(std::move(record));
+}
+
+void SuiteRun::add(TestRecord record) {
+  records_.tests.push_back(record);
+  run_.add_record(std::move(record));
+}
+
+// GoogleTest decides the exit status after each iteration: a failure added
+// here, outside any test, fails the run.
+void SuiteRun::iteration_end() {
+  if (!run_.report_error().empty()) {
+    ADD_FAILURE() << "heapgate: no report: " << run_.report_error();
+    // Also where `heapgate run` and a reader of stderr look for it.
+    std::fprintf(stderr, "heapgate: no report: %s\n", run_.report_error().c_str());
+  }
+  if (run_.options().fingerprint == FingerprintCheck::strict && !environment_change_.empty()) {
+    ADD_FAILURE() << "heapgate: " << environment_change_
+                  << "; fix: record the baselines in this environment (--heapgate_update_baselines or heapgate "
+                     "accept), or run with --heapgate_fingerprint=warn";
+  }
+}
+
+// The run guard's end of a run whose test never finished: that test's
+// record, then the report as it stands, incomplete. Baselines stay as they are.
+void SuiteRun::finish_interrupted(TestRecord record) {
+  std::fprintf(stderr, "heapgate: %s: %s\n", record.name.c_str(), record.message.c_str());
+  ReportWriter* report = run_.report();
+  if (report == nullptr) return;
+  (void)report->add(std::move(record));
+  if (auto done = report->finish(/*complete=*/false); !done) run_.say_report_error(done.error().message());
+}
+
+void SuiteRun::end() {
+  // Said again last, where a reader of the log looks for the verdict.
+  if (run_.cannot_measure()) {
+    std::fprintf(stderr, "heapgate: nothing was measured: %s\n", run_.unavailable_reason().c_str());
+  }
+  ReportWriter* report = run_.report();
+  if (report != nullptr && !baseline_path_.empty() && baseline_.exists && whole_suite_ran()) {
+    // Baseline entries of tests that no longer exist: reported, not failed,
+    // so a removed test is noticed and its entry can be dropped on review.
+    for (TestRecord& missing : missing_tests(records_, baseline_)) (void)report->add(std::move(missing));
+  }
+  if (accepting()) {
+    // Also when sharded: the shards' reports then carry the call sites into
+    // the baseline `heapgate run` or `heapgate accept` writes from them.
+    record_call_sites();
+    if (report != nullptr) {
+      std::map<std::string, const TestRecord*> by_name;
+      for (const auto& t : records_.tests) by_name[t.name] = &t;
+      for (auto& t : report->records()) {
+        auto it = by_name.find(t.name);
+        if (it != by_name.end() && t.call_sites.empty()) {
+          t.call_sites = it->second->call_sites;
+          t.call_sites_complete = it->second->call_sites_complete;
+        }
+      }
+    }
+  }
+  if (report != nullptr) {
+    if (auto done = report->finish(); !done) {
+      run_.say_report_error(done.error().message());
+      // A run that asked for a report must not pass without one.
+      guard_exit_status(exit_status(GateExit::usage));
+    }
+  }
+  if (run_.keeper().kept() > 0) {
+    std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", run_.keeper().kept(),
+                 run_.keeper().kept() == 1 ? "" : "s", run_.keeper().dir().c_str());
+  }
+  if (accepting()) record_baseline();
+}
+
+// A baseline being recorded keeps each test's call sites, so a later
+// regression is explained as the change at each site: one exact run of the
+// same tests in a child (only when recording, never on an ordinary run).
+void SuiteRun::record_call_sites() {
+  if (!run_.options().explain || run_.mode() == Mode::off) return;
+  bool missing = false;
+  for (const auto& t : records_.tests) missing = missing || (t.call_sites.empty() && !t.gtest_failed);
+  if (!missing) return;
+  const std::string filter = HEAPGATE_GTEST_FLAG(filter);
+  RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
+  auto sites = explainer.call_sites(filter);
+  if (!sites) {
+    std::fprintf(stderr, "heapgate: the baseline records no call sites: %s\n", sites.error().message().c_str());
+    return;
+  }
+  for (auto& t : records_.tests) {
+    auto it = sites->find(t.name);
+    if (t.call_sites.empty() && it != sites->end()) {
+      t.call_sites = it->second.sites;
+      t.call_sites_complete = it->second.complete;
+    }
+  }
+}
+
+// What this run writes into the baseline: the one baseline writer decides
+// (heapgate/baseline_writer.h); this says what it did.
+void SuiteRun::record_baseline() {
+  const bool existed = baseline_.exists;
+  if (baseline_entries(records_).empty()) return;
+  if (sharded()) {
+    // Shards write one baseline file concurrently, each with its own tests:
+    // the last rename would win and drop the others' entries.
+    std::fprintf(stderr,
+                 "heapgate: sharded run: %s not %s; accept the merged report with "
+                 "`heapgate accept` (heapgate run does this for a new baseline)\n",
+                 baseline_path_.c_str(), existed ? "updated" : "created");
+    return;
+  }
+  BaselineWriteRules rules;
+  rules.writer = existed ? BaselineWriter::update : BaselineWriter::first_run;
+  const BaselineWrite write = write_run_into(baseline_, records_, rules);
+  if (write.blocked.empty()) {
+    if (auto written = write_baseline(baseline_path_, baseline_); !written) {
+      std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());
+      guard_exit_status(exit_status(GateExit::usage));
+      return;
+    }
+  }
+  std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(baseline_path_, existed, write).c_str());
+}
+
+}  // namespace heapgate::gtest

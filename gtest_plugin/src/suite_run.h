@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The suite run: the process a user started. It judges each test against
+// budgets, leaks and the stored baseline (the gate decides, heapgate/explain.h;
+// this role asks and reports), guards the run against tests that crash or
+// hang, and at the end writes the report and, when recording, the baseline.
+#pragma once
+
+#include <string>
+
+#include "heapgate/baseline.h"
+#include "heapgate/report.h"
+#include "heapgate/suppressions.h"
+#include "plugin_run.h"
+
+namespace heapgate::gtest {
+
+class SuiteRun {
+ public:
+  /// Reads the suppressions and the baseline, and compares this run's
+  /// environment with the baseline's. A setup error stops the run before any
+  /// test (exit 2): a gate that cannot read its suppressions or baseline must
+  /// not pass or fail tests for the wrong reason.
+  explicit SuiteRun(PluginRun& run);
+  SuiteRun(const SuiteRun&) = delete;
+  SuiteRun& operator=(const SuiteRun&) = delete;
+
+  /// This run records its tests as the baseline while it judges them.
+  bool accepting() const;
+  /// Installs the run guard; after the report is open (its journal).
+  void guard();
+
+  void test_started(const std::string& name);
+  void test_ended();
+  /// A measured test's verdict: the record gets it, and a failure becomes
+  /// GoogleTest's failure of the test. Then the record goes to the report.
+  void judge(TestRecord record);
+  /// A record the gate has already judged (nothing could be measured).
+  void add(TestRecord record);
+  /// After GoogleTest's first iteration: failures of the run, not of a test.
+  void iteration_end();
+  /// The end of the program: missing tests, call sites for a baseline being
+  /// recorded, the report, then the baseline.
+  void end();
+
+ private:
+  void finish_interrupted(TestRecord record);
+  void record_call_sites();
+  void record_baseline();
+
+  PluginRun& run_;
+  std::string baseline_path_;  // "" without --heapgate_baselines
+  Baseline baseline_;
+  Suppressions suppressions_;
+  Report records_;                  // this run's records, for the baseline and the missing tests
+  std::string environment_change_;  // how this run's environment differs from the baseline's, "" when it does not
+};
+
+}  // namespace heapgate::gtest
