@@ -55,9 +55,13 @@ if(HEAPGATE_LINK_JEMALLOC AND NOT TARGET heapgate::jemalloc)
   set_property(GLOBAL APPEND PROPERTY HEAPGATE_LIBRARIES heapgate_jemalloc)
 endif()
 
-# heapgate_link_jemalloc_interface(<target>): consumers of <target> link jemalloc.
+# heapgate_link_jemalloc_interface(<target>): consumers of <target> link
+# jemalloc, unless the consumer sets the target property HEAPGATE_NO_JEMALLOC
+# (it preloads or links a jemalloc of its own; heapgate's own tests of a suite
+# without jemalloc).
 function(heapgate_link_jemalloc_interface target)
   if(HEAPGATE_LINK_JEMALLOC)
-    target_link_libraries(${target} INTERFACE heapgate::jemalloc)
+    target_link_libraries(${target} INTERFACE
+      "$<$<NOT:$<BOOL:$<TARGET_PROPERTY:HEAPGATE_NO_JEMALLOC>>>:heapgate::jemalloc>")
   endif()
 endfunction()

@@ -17,6 +17,7 @@ target_compile_options(sample_bench PRIVATE -g -fno-omit-frame-pointer)
 # The same suite without jemalloc: heapgate must say `unavailable`, not measure zeros.
 add_executable(sample_bench_nojemalloc benchmark/sample_bench.cpp ${PROJECT_SOURCE_DIR}/lib/benchmark/src/benchmark_main.cpp)
 target_link_libraries(sample_bench_nojemalloc PRIVATE heapgate::benchmark heapgate_warnings)
+set_target_properties(sample_bench_nojemalloc PROPERTIES HEAPGATE_NO_JEMALLOC ON)
 
 set(_heapgate_bench_cli "")
 if(TARGET heapgate_cli)

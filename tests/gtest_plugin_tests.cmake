@@ -5,6 +5,13 @@ if(NOT TARGET heapgate::gtest_main)
   return()
 endif()
 
+# Which stacks GoogleTest makes for every test (gtest_plugin/src/gtest_frames.h),
+# on made-up stacks: compiled in, the plugin's sources are private.
+heapgate_add_test(gtest_frames_test
+  SOURCES unit/gtest_frames_test.cpp ${PROJECT_SOURCE_DIR}/gtest_plugin/src/gtest_frames.cpp
+  LABELS gtest_plugin)
+target_include_directories(gtest_frames_test PRIVATE ${PROJECT_SOURCE_DIR}/gtest_plugin/src)
+
 add_executable(sample_suite e2e/sample_suite.cpp)
 target_link_libraries(sample_suite PRIVATE heapgate::gtest_main heapgate_warnings)
 heapgate_link_jemalloc(sample_suite)
@@ -15,6 +22,7 @@ target_compile_options(sample_suite PRIVATE -g -fno-omit-frame-pointer)
 # that cannot measure (or that `heapgate run` must LD_PRELOAD).
 add_executable(sample_suite_nojemalloc e2e/sample_suite.cpp ${PROJECT_SOURCE_DIR}/gtest_plugin/src/gtest_main.cpp)
 target_link_libraries(sample_suite_nojemalloc PRIVATE heapgate::gtest heapgate_warnings)
+set_target_properties(sample_suite_nojemalloc PROPERTIES HEAPGATE_NO_JEMALLOC ON)
 
 # Budgets with units and scoped budgets.
 add_executable(budget_suite e2e/budget_suite.cpp)

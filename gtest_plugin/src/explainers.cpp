@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "gtest_flags.h"
+#include "gtest_frames.h"
 #include "heapgate/diff.h"
 #include "heapgate/journal.h"
 #include "heapgate/normalize.h"
@@ -31,7 +32,7 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
   (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
   if (all_call_sites != nullptr) {
     constexpr std::size_t kAll = static_cast<std::size_t>(-1);
-    *all_call_sites = call_sites_of(top_stacks(normalized, kAll), kAll);
+    *all_call_sites = call_sites_of(without_gtest_overhead(top_stacks(normalized, kAll)), kAll);
   }
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
   return top_stacks(normalized, limit);
@@ -76,7 +77,7 @@ Result<std::map<std::string, RerunExplainer::MeasuredCallSites>> RerunExplainer:
   std::map<std::string, MeasuredCallSites> out;
   for (auto& t : report->tests) {
     out[t.name] = t.call_sites_complete ? MeasuredCallSites{std::move(t.call_sites), true}
-                                        : MeasuredCallSites{call_sites_of(t.stacks), false};
+                                        : MeasuredCallSites{call_sites_of(without_gtest_overhead(t.stacks)), false};
   }
   return out;
 }
@@ -133,6 +134,8 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   e.source = "exact re-runs: growth per run";
   return e;
 }
+
+bool RerunExplainer::is_framework_stack(const StackSample& stack) const { return is_gtest_overhead(stack); }
 
 Result<Metrics> RerunExplainer::remeasure(const std::string& test) {
   auto child = run_child(test, Mode::counters, 1, "--heapgate_internal_child=1");

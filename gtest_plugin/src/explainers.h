@@ -23,9 +23,10 @@ inline constexpr int kCallSitesBudgetSeconds = 60;
 
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
-/// With `all_call_sites`, also every call site of all its stacks
-/// (call_sites_of() with no limit, for a test whose call sites are gated),
-/// from the same reading of the profile.
+/// With `all_call_sites`, also every call site of all its stacks but
+/// GoogleTest's own (call_sites_of() with no limit of
+/// without_gtest_overhead(), for a test whose call sites are gated), from
+/// the same reading of the profile.
 std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
                                             std::size_t limit, std::vector<CallSite>* all_call_sites = nullptr);
 
@@ -55,6 +56,8 @@ class RerunExplainer : public Explainer {
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
   Result<Explanation> growing(const std::string& test, int repetitions) override;
   Result<Metrics> remeasure(const std::string& test) override;
+  /// GoogleTest's own stacks (is_gtest_overhead(), gtest_frames.h).
+  bool is_framework_stack(const StackSample& stack) const override;
   /// What call_sites() measured of one test.
   struct MeasuredCallSites {
     std::vector<CallSite> sites;

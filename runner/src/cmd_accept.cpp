@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "commands.h"
-#include "gate.h"
+#include "report_gate.h"
+#include "test_filter.h"
 #include "heapgate/baseline.h"
 #include "heapgate/baseline_writer.h"
 #include "heapgate/report.h"

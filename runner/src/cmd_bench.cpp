@@ -16,7 +16,7 @@
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
 #include "commands.h"
-#include "gate.h"
+#include "report_gate.h"
 #include "output.h"
 
 namespace heapgate::runner {

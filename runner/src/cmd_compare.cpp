@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "gate.h"
+#include "report_gate.h"
 #include "heapgate/baseline.h"
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"

@@ -159,7 +159,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* report = app.add_subcommand(
       "report",
-      "Turn heapgate.report/1 JSON into one merged report, JUnit XML, a Markdown CI summary or an HTML page; "
+      "Turn heapgate reports (JSON) into one merged report, JUnit XML, a Markdown CI summary or an HTML page; "
       "--pprof DIR writes the failing tests' heap profiles as pprof files.");
   report->add_option("action",
                      options->action,

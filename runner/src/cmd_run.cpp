@@ -25,7 +25,7 @@
 
 #include "binary_inspect.h"
 #include "commands.h"
-#include "gate.h"
+#include "report_gate.h"
 #include "heapgate/allocator.h"
 #include "heapgate/baseline.h"
 #include "heapgate/baseline_writer.h"

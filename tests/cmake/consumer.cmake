@@ -172,3 +172,76 @@ function(heapgate_consumer_readme_target)
   add_test(NAME readme_my_tests COMMAND ${CMAKE_COMMAND} -DBINARY=$<TARGET_FILE:my_tests>
     -DWORK=${CMAKE_CURRENT_BINARY_DIR}/readme_path -P ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/readme_path_check.cmake)
 endfunction()
+
+# heapgate_strict_headers_check(<include dir>...): every public header
+# (<dir>/heapgate/*.h), alone in a translation unit, compiled with a strict
+# consumer's warnings as errors, with heapgate's include directories as
+# ordinary ones (not SYSTEM: an installed package's would be, and would hide
+# the warnings). Built with `consumer`.
+function(heapgate_strict_headers_check)
+  set(sources "")
+  foreach(dir IN LISTS ARGN)
+    file(GLOB headers RELATIVE "${dir}" "${dir}/heapgate/*.h")
+    foreach(header IN LISTS headers)
+      string(MAKE_C_IDENTIFIER "${header}" id)
+      set(source "${CMAKE_CURRENT_BINARY_DIR}/strict_headers/${id}.cpp")
+      file(CONFIGURE OUTPUT "${source}" CONTENT "#include <${header}>\n")
+      list(APPEND sources "${source}")
+    endforeach()
+  endforeach()
+  list(LENGTH sources count)
+  if(count LESS 10)
+    message(FATAL_ERROR "consumer: only ${count} public headers found in ${ARGN}")
+  endif()
+  add_library(strict_headers OBJECT ${sources})
+  set_target_properties(strict_headers PROPERTIES NO_SYSTEM_FROM_IMPORTED ON)
+  target_compile_options(strict_headers PRIVATE -Wall -Wextra -Wpedantic -Weffc++ -Wfloat-equal -Wshadow
+    -Wconversion -Wold-style-cast -Werror)
+  foreach(target heapgate::measure heapgate::analysis heapgate::gate heapgate::report heapgate::pprof
+                 heapgate::http heapgate::gtest heapgate::benchmark heapgate::benchmark_gate)
+    if(TARGET ${target})
+      target_link_libraries(strict_headers PRIVATE ${target})
+    endif()
+  endforeach()
+  add_dependencies(consumer strict_headers)
+  message(STATUS "consumer: ${count} public headers checked alone with strict warnings")
+endfunction()
+
+# heapgate_own_main_consumer_executable(<gtest target>): the own-main() path.
+# gtest_consumer.cpp with its own main() (init + install_listener), linked
+# to heapgate::gtest with the plain target_link_libraries signature and
+# nothing else: heapgate::gtest brings jemalloc itself, so the test measures
+# as the drop-in main's does (gtest_consumer_check.cmake). Built with
+# gtest_consumer.
+function(heapgate_own_main_consumer_executable gtest_target)
+  set(dir "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
+  add_executable(own_main_consumer ${dir}/gtest_consumer.cpp)
+  target_compile_definitions(own_main_consumer PRIVATE HEAPGATE_CONSUMER_OWN_MAIN)
+  target_link_libraries(own_main_consumer heapgate::gtest)
+  set(map "${CMAKE_CURRENT_BINARY_DIR}/own_main_consumer.map")
+  target_link_options(own_main_consumer PRIVATE "LINKER:-Map=${map}")
+  add_dependencies(gtest_consumer own_main_consumer)
+  add_test(NAME own_main_consumer COMMAND ${CMAKE_COMMAND}
+    -DBINARY=$<TARGET_FILE:own_main_consumer>
+    -DREPORT_DIR=${CMAKE_CURRENT_BINARY_DIR}/own_main_report
+    -DLINK_MAP=${map}
+    -DLINK_DIR=${CMAKE_CURRENT_BINARY_DIR}
+    -DEXPECTED_GTEST=$<TARGET_LINKER_FILE:${gtest_target}>
+    -P ${dir}/gtest_consumer_check.cmake)
+endfunction()
+
+# heapgate_source_include_dirs(<heapgate source dir> <out var>): the public
+# include directories of the embedded heapgate's libraries that this build has.
+function(heapgate_source_include_dirs source_dir out)
+  set(dirs "")
+  file(GLOB libs RELATIVE "${source_dir}/lib" "${source_dir}/lib/*")
+  foreach(lib IN LISTS libs)
+    if(TARGET heapgate::${lib} AND IS_DIRECTORY "${source_dir}/lib/${lib}/include")
+      list(APPEND dirs "${source_dir}/lib/${lib}/include")
+    endif()
+  endforeach()
+  if(TARGET heapgate::gtest)
+    list(APPEND dirs "${source_dir}/gtest_plugin/include")
+  endif()
+  set(${out} "${dirs}" PARENT_SCOPE)
+endfunction()

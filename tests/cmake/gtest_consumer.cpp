@@ -46,3 +46,13 @@ TEST(GtestConsumer, Planted) {
   }
   if (std::getenv("CONSUMER_LEAK") != nullptr) g_leaked = std::malloc(48);
 }
+
+#ifdef HEAPGATE_CONSUMER_OWN_MAIN
+// The own-main() path of the README: heapgate's flags first, then GoogleTest's.
+int main(int argc, char** argv) {
+  heapgate::gtest::Options options = heapgate::gtest::init(&argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  heapgate::gtest::install_listener(options);
+  return RUN_ALL_TESTS();
+}
+#endif

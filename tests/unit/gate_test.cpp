@@ -748,6 +748,47 @@ TEST(GateTest, SuppressedLeakPassesAndLeavesTheJudgedMetrics) {
   EXPECT_NE(r.message.find("suppressed by supp.txt"), std::string::npos) << r.message;
 }
 
+// A test framework's own stacks (the GoogleTest plugin's explainer names
+// them) explain no failure and are charged to no call site; a leak's growing
+// stacks still meet the suppressions whole, so one of them that no
+// suppression matches keeps the leak.
+class FrameworkExplainer : public FakeExplainer {
+ public:
+  bool is_framework_stack(const StackSample& s) const override {
+    return !s.frames.empty() && s.frames.front() == "Fixture::Fixture()";
+  }
+};
+
+TEST(GateTest, FrameworkStacksExplainNothingButMeetTheSuppressions) {
+  FrameworkExplainer regressing;
+  Explanation run;
+  run.stacks = {stack({"Fixture::Fixture()", "Suite_Test_Test::Suite_Test_Test()"}, 0, 50),
+                stack({"grow()", "main"}, 0, 20)};
+  regressing.explain_result = run;
+  BaselineEntry base = entry(100);
+  TestRecord r = record_of(observed(120));
+  gate_test(r, observed(120), &base, GatePolicy{}, regressing, Suppressions{}, ExplainOptions{5, true});
+  EXPECT_EQ(r.verdict, Verdict::regressed);
+  ASSERT_EQ(r.stacks.size(), 1u);
+  EXPECT_EQ(r.stacks[0].frames[0], "grow()");
+  ASSERT_EQ(r.call_sites.size(), 1u);
+  EXPECT_EQ(r.call_sites[0].function, "grow()");
+
+  auto suppressions = parse_suppressions("leak:leak()\n", "supp.txt");
+  ASSERT_TRUE(suppressions) << suppressions.error().message();
+  FrameworkExplainer leaking;
+  leaking.growth_result = series({12, 24, 36});
+  Explanation sites;
+  sites.stacks = {stack({"Fixture::Fixture()", "Suite_Test_Test::Suite_Test_Test()"}, 2, 2),
+                  stack({"leak()", "main"}, 10, 10)};
+  leaking.growing_result = sites;
+  TestRecord leaked = record_of(observed(100, 12));
+  gate_test(leaked, observed(100, 12), &base, GatePolicy{}, leaking, *suppressions, ExplainOptions{});
+  EXPECT_EQ(leaked.verdict, Verdict::leaked) << leaked.message;
+  ASSERT_EQ(leaked.stacks.size(), 1u);
+  EXPECT_EQ(leaked.stacks[0].frames[0], "leak()");
+}
+
 TEST(GateTest, WithoutExplainingGrowthIsStillCheckedButNoStacksAreTaken) {
   FakeExplainer explainer;
   explainer.growth_result = series({3, 6, 9});

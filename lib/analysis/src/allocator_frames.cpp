@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "frame_names.h"
+#include "frame_class.h"
 
 namespace heapgate {
 namespace {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "heapgate/frame_text.h"
 #include "normalizer.h"
 
 namespace heapgate {
@@ -89,12 +90,10 @@ Normalizer::Span Normalizer::expand(const Location& loc) {
       if (matches_drop_pattern(frame.function)) cls = FrameClass::dropped;
       std::uint32_t id;
       if (options_.with_lines && frame.line > 0 && !frame.file.empty()) {
-        std::string name(frame.function);
-        name += " at ";
-        name += base_name(frame.file);
-        name += ':';
-        name += std::to_string(frame.line);
-        id = intern(name);
+        std::string location(base_name(frame.file));
+        location += ':';
+        location += std::to_string(frame.line);
+        id = intern(join_frame(frame.function, location));
       } else {
         id = intern(frame.function);
       }

@@ -12,7 +12,7 @@
 #include "heapgate/frame_name.h"
 #include "heapgate/normalize.h"
 #include "heapgate/symbolizer.h"
-#include "frame_names.h"
+#include "frame_class.h"
 
 namespace heapgate::detail {
 

@@ -17,15 +17,18 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "heapgate/build_id.h"
+#include "heapgate/frame_text.h"
 #include "heapgate/sys.h"
 #include "dwarf_names.h"
-#include "frame_names.h"
+#include "dwarf_scopes.h"
+#include "frame_class.h"
 
 namespace heapgate {
 namespace {
@@ -203,6 +206,15 @@ struct Symbolizer::Impl {
   // Text -> its one shared FrameName (see Symbolizer::frame_name).
   std::unordered_map<std::string_view, FrameName> frame_names;
   detail::DwarfNamer namer{[this](const char* name) { return std::string(demangle(name)); }};
+  // A compile unit's function scopes by address, built on its first address.
+  // Declared after `modules`, so destroyed before the debug data it points into.
+  std::unordered_map<const void*, std::unique_ptr<detail::CuScopes>> cu_scopes;
+
+  const detail::CuScopes& scopes_of(Dwarf_Die* cudie) {
+    std::unique_ptr<detail::CuScopes>& scopes = cu_scopes[cudie->addr];
+    if (!scopes) scopes = std::make_unique<detail::CuScopes>(cudie);
+    return *scopes;
+  }
 
   Module* module_for(const Mapping& mapping);
   void open_module(Module& module, const Mapping& mapping);
@@ -325,7 +337,7 @@ std::string_view Symbolizer::Impl::demangle(const char* name) {
   auto clone = text.find(" [clone ");
   if (clone != std::string::npos) text.resize(clone);
   // Template functions come with a return type that DWARF-built names lack.
-  std::string_view interned = strings.intern(detail::strip_return_type(text));
+  std::string_view interned = strings.intern(strip_return_type(text));
   demangled.emplace(name, interned);
   return interned;
 }
@@ -362,23 +374,15 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
   Dwarf_Addr cu_bias = 0;
   Dwarf_Die* cudie = dwfl_module_addrdie(module.mod, addr, &cu_bias);
   if (cudie != nullptr) {
-    Dwarf_Die* scopes = nullptr;
-    int nscopes = dwarf_getscopes(cudie, addr - cu_bias, &scopes);
-    if (nscopes > 0) {
-      Dwarf_Die innermost = scopes[0];
-      std::free(scopes);
-      scopes = nullptr;
-      // The physical nesting of the innermost scope (dwarf_getscopes follows
-      // abstract origins once it meets an inlined instance).
-      nscopes = dwarf_getscopes_die(&innermost, &scopes);
-    }
+    // Innermost first, up to the out-of-line function (dwarf_scopes.h).
+    std::vector<Dwarf_Die> scopes = scopes_of(cudie).containing(addr - cu_bias);
     Dwarf_Attribute comp_dir_attr;
     const char* comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &comp_dir_attr));
     Dwarf_Files* files = nullptr;
     std::size_t nfiles = 0;
     if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0) files = nullptr;
-    for (int i = 0; i < nscopes; ++i) {
-      Dwarf_Die* scope = &scopes[i];
+    for (Dwarf_Die& die : scopes) {
+      Dwarf_Die* scope = &die;
       const int tag = dwarf_tag(scope);
       if (!is_function_scope(tag)) continue;
       const bool inlined = tag == DW_TAG_inlined_subroutine;
@@ -412,7 +416,6 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
         line = static_cast<std::uint32_t>(value);
       }
     }
-    std::free(scopes);
     if (!loc.frames.empty()) loc.frames.back().inlined = false;
   }
 

@@ -62,6 +62,27 @@ void apply(Baseline& baseline, std::map<std::string, BaselineEntry> candidates, 
 
 }  // namespace
 
+std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
+  std::map<std::string, BaselineEntry> out;
+  for (const auto& t : report.tests) {
+    if (t.verdict == Verdict::unavailable || t.verdict == Verdict::missing || t.mode == Mode::off || t.gtest_failed) {
+      continue;
+    }
+    BaselineEntry e;
+    e.metrics = t.metrics;
+    e.mode = t.mode;
+    for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
+    e.call_sites = t.call_sites;
+    e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
+    e.other_threads = t.other_threads;
+    e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
+    if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
+    if (t.alone) e.alone = NoiseBand{1, *t.alone, *t.alone};
+    out[t.name] = std::move(e);
+  }
+  return out;
+}
+
 bool run_records_baseline(bool baseline_exists, bool update_requested) noexcept {
   return update_requested || !baseline_exists;
 }

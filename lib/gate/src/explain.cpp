@@ -27,6 +27,8 @@ Result<Metrics> Explainer::remeasure(const std::string& test) {
   return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "this explainer cannot re-run a test", ""));
 }
 
+bool Explainer::is_framework_stack(const StackSample&) const { return false; }
+
 std::string gate_test(TestRecord& record, Observation observation, const BaselineEntry* baseline,
                       const GatePolicy& policy, Explainer& explainer, const Suppressions& suppressions,
                       const ExplainOptions& options) {
@@ -158,6 +160,11 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     }
   }
   if (explained) {
+    // What the test framework makes for every test explains no test.
+    std::vector<StackSample>& stacks = explained->stacks;
+    stacks.erase(std::remove_if(stacks.begin(), stacks.end(),
+                                [&explainer](const StackSample& s) { return explainer.is_framework_stack(s); }),
+                 stacks.end());
     if (record.verdict != Verdict::leaked) {
       // The change, not the totals: what each call site allocates now
       // against what it did when the baseline was recorded.

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <map>
 
-#include "frame_label.h"
+#include "heapgate/frame_text.h"
 #include "markup.h"
 
 namespace heapgate {
@@ -345,7 +345,7 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
     std::string tip;
     std::string fill;
     if (kind == Kind::change) {
-      const detail::FrameParts parts = detail::split_frame(n.name);
+      const FrameParts parts = split_frame(n.name);
       tip = parts.function + (parts.location.empty() ? "" : "\nat " + parts.location) + "\n" + quantity(n.now, false) +
             unit + " now";
       if (!options.changes_known) {
@@ -365,7 +365,7 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
       fill = signed_values ? delta_colour(n.net, max_delta) : name_colour(n.name);
     }
     const std::string label_source =
-        options.short_labels ? (d.node == 0 ? std::string(n.name) : detail::short_frame_label(n.name)) : std::string();
+        options.short_labels ? (d.node == 0 ? std::string(n.name) : short_frame_label(n.name)) : std::string();
     const std::string label = options.short_labels ? fit_label_tail(label_source, d.width, glyph)
                                                    : fit_label(n.name, d.width, glyph);
     out += "<g class=\"hg-f\"" +

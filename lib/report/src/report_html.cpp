@@ -8,10 +8,10 @@
 #include <map>
 
 #include "heapgate/flamegraph.h"
+#include "heapgate/frame_text.h"
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
-#include "frame_label.h"
 #include "markup.h"
 #include "report_text.h"
 
@@ -186,7 +186,7 @@ std::vector<ChangedStack> changed_stacks(const TestRecord& t, const FlameMetric&
     for (const CallSiteChange& site : sites) {
       if (site.allocations_after != 0 || site.bytes_after != 0) continue;
       ChangedStack gone;
-      gone.frames = {site.function + (site.location.empty() ? "" : " at " + site.location)};
+      gone.frames = {join_frame(site.function, site.location)};
       gone.delta = -static_cast<double>(counts_objects ? site.allocations_before : site.bytes_before);
       out.push_back(std::move(gone));
     }
@@ -241,7 +241,7 @@ std::string change_cell(std::int64_t delta, std::uint64_t before, std::uint64_t 
 
 // A function name shortened for reading; the full one on hover.
 std::string short_name_html(const std::string& function) {
-  return "<code title=\"" + esc(function) + "\">" + esc(detail::short_function_name(function)) + "</code>";
+  return "<code title=\"" + esc(function) + "\">" + esc(short_function_name(function)) + "</code>";
 }
 
 // What changed, as numbers: every metric that moved, and the budgets.
@@ -342,9 +342,9 @@ std::string details_section(const TestRecord& t, std::size_t index, bool strict)
     for (const StackSample& s : t.stacks) {
       out += "<li><div>" + esc(detail::describe_stack_counts(s)) + ", at:</div><pre>";
       for (std::size_t f = 0; f < s.frames.size(); ++f) {
-        const detail::FrameParts parts = detail::split_frame(s.frames[f]);
+        const FrameParts parts = split_frame(s.frames[f]);
         out += (f == 0 ? "" : "\n") + std::string("<span title=\"") + esc(s.frames[f]) + "\">" +
-               esc(detail::short_function_name(parts.function)) + "</span>" +
+               esc(short_function_name(parts.function)) + "</span>" +
                (parts.location.empty() ? "" : " <span class=\"muted\">" + esc(parts.location) + "</span>");
       }
       out += "</pre></li>\n";

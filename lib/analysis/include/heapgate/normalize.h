@@ -22,8 +22,9 @@ inline constexpr std::string_view kFrameworkOnlyFrame = "[framework]";
 /// How normalize_profile builds stack keys.
 struct NormalizeOptions {
   /// Append the source location to each frame: "f(int) at file.cpp:12" (file
-  /// base name). Keys then change whenever a line moves; off by default, so a
-  /// baseline survives edits that only shift code.
+  /// base name; join_frame() and split_frame(), heapgate/frame_text.h). Keys
+  /// then change whenever a line moves; off by default, so a baseline
+  /// survives edits that only shift code.
   bool with_lines = false;
   /// Extra frames to drop wherever they appear: a frame whose function name
   /// (or, for an unknown function, its "module+0xoffset" name) contains one of

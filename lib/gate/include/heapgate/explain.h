@@ -50,6 +50,12 @@ class Explainer {
   /// The test's metrics from a fresh process of its own (`counters`), to
   /// tell a change from timing noise. Default: unavailable (no confirmation).
   virtual Result<Metrics> remeasure(const std::string& test);
+  /// `stack`, one of this explainer's, was made by the test framework for
+  /// every test rather than by the test (GoogleTest's fixture object and flag
+  /// saver: gtest_plugin/src/gtest_frames.h). The gate keeps such stacks out
+  /// of what explains a failure (its stacks and call sites); a leak's growing
+  /// stacks still meet the suppressions whole. Default: none is.
+  virtual bool is_framework_stack(const StackSample& stack) const;
 };
 
 /// How gate_test() explains.

@@ -5,6 +5,14 @@
 // The GoogleTest listener, the benchmark gate and `heapgate run/compare/accept`
 // turn what they saw into an Observation and ask judge(); none decides alone.
 // docs/design.md §6a states the rules and why.
+//
+// Implemented in lib/gate/src/, one file per job: judge.cpp (judge() and its
+// rules), comparison.cpp (compare_to_baseline(), compare_alone(), the noise
+// band, sampling_tolerance()), growth.cpp (the leak rule, grows()),
+// call_sites.cpp, failure_text.cpp (explaining_stacks(), failure_text()),
+// judge_run.cpp (a saved run judged again), baseline_writer.cpp
+// (baseline_entries()), calibration.cpp (calibrated_entries()) and
+// exit_status.cpp (fails_run(), count_verdicts(), gate_exit()).
 #pragma once
 
 #include <array>
@@ -234,16 +242,19 @@ std::string failure_text(const TestRecord& record, const std::string& stacks_sou
 
 /// The stacks that explain `verdict`, most important first, at most `limit`:
 /// for a leak, the stacks with live blocks by live bytes; otherwise by
-/// allocations. Stacks GoogleTest makes for every test (the fixture, the
-/// flag saver) are dropped.
+/// allocations. Stacks a test framework makes for every test are the
+/// caller's to leave out first (gate_test() asks Explainer::is_framework_stack()).
 std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verdict verdict, std::size_t limit);
 
 /// The call sites of a test from its stacks (innermost first, frames as
-/// "function at file:line" or "function"): each stack is charged to its
-/// innermost frame outside the standard library (std::, __gnu_cxx::,
-/// operator new), so a std::vector growing in parse() is parse()'s; sites are
-/// summed, and the top `limit` by allocations plus the top `limit` by bytes
-/// are kept, by allocations descending.
+/// "function at file:line" or "function", heapgate/frame_text.h): each stack
+/// is charged to its innermost frame outside the standard library (std::,
+/// __gnu_cxx::, operator new), so a std::vector growing in parse() is
+/// parse()'s; a site is named by elide_template_arguments() of its function.
+/// Sites are summed, and the top `limit` by allocations plus the top `limit`
+/// by bytes are kept, by allocations descending. Stacks without frames count
+/// for nothing; stacks a test framework makes for every test are the
+/// caller's to leave out (the GoogleTest plugin does).
 std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit = 8);
 
 /// How one call site changed between a baseline and this run.

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,10 +53,12 @@ struct ScaledCounts {
     return *this;
   }
 
-  /// Exact comparison: sums of the same records compare equal.
+  /// Exact comparison: sums of the same records compare equal. Spelled with
+  /// std::equal_to so a consumer's -Wfloat-equal does not flag the intent.
   friend bool operator==(const ScaledCounts& a, const ScaledCounts& b) {
-    return a.live_objects == b.live_objects && a.live_bytes == b.live_bytes &&
-           a.accum_objects == b.accum_objects && a.accum_bytes == b.accum_bytes;
+    const std::equal_to<double> same;
+    return same(a.live_objects, b.live_objects) && same(a.live_bytes, b.live_bytes) &&
+           same(a.accum_objects, b.accum_objects) && same(a.accum_bytes, b.accum_bytes);
   }
   friend bool operator!=(const ScaledCounts& a, const ScaledCounts& b) { return !(a == b); }
 };

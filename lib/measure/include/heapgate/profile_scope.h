@@ -18,10 +18,10 @@ namespace heapgate {
 struct ScopeOptions {
   ScopeOptions() = default;
   /// Implicit on purpose: `ProfileScope scope{"parse", Mode::exact};`.
-  ScopeOptions(Mode scope_mode) : mode(scope_mode) {}  // NOLINT(google-explicit-constructor)
+  ScopeOptions(Mode scope_mode) : mode(scope_mode), profile_path() {}  // NOLINT(google-explicit-constructor)
   ScopeOptions(Mode scope_mode, std::string dump_path) : mode(scope_mode), profile_path(std::move(dump_path)) {}
 
-  /// `counters` (the default) measures exactly through jemalloc's hooks;
+  /// `counters` (the default) measures exactly, counting every allocation;
   /// `exact` and `sampled` also dump a heap profile with call stacks. A
   /// profiling scope nested in another one measures counters only, because
   /// jemalloc's profiling is process-global.

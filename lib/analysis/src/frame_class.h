@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// Private: what normalize_profile() knows about function names.
+// Private: the role of a frame in a stack, for normalize_profile()'s dropping
+// rules (names are read with bare_function_name(), heapgate/frame_text.h).
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 namespace heapgate::detail {
@@ -19,16 +19,6 @@ enum class FrameClass : std::uint8_t {
   main,       ///< `main`: everything outward of it is dropped
   dropped,    ///< matched NormalizeOptions::drop_frames: dropped anywhere
 };
-
-/// The qualified name of a demangled function without return type, template
-/// arguments and parameters: "void ns::f<int>(int) const" -> "ns::f".
-/// "(anonymous namespace)", lambdas and operator names are kept as written.
-std::string bare_function_name(std::string_view demangled);
-
-/// `demangled` without the return type the demangler prints for template
-/// functions: "void ns::f<int>(int)" -> "ns::f<int>(int)". Other names are
-/// returned unchanged.
-std::string_view strip_return_type(std::string_view demangled);
 
 /// Classifies a known function (`function` demangled, `file` its source file
 /// or "", `module` the mapped file it lives in or "").

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// What run, compare and accept share: judging reports against baselines,
-// the summary table, the gate's exit code, and test-name patterns.
+// The gate as the verbs apply it to saved reports (run, compare, accept,
+// bench): reading a report directory, each binary's baseline file, judging
+// reports again, the ratchet, the summary table and the exit code.
 #pragma once
 
 #include <cstdio>
@@ -49,9 +50,5 @@ int ratchet_exit_code(int gate_exit, std::size_t changed_baselines);
 /// Prints one line per report (binary: tests and the count per verdict), then
 /// each test that did not pass with the first line of its explanation.
 void print_summary(std::FILE* out, const std::vector<Report>& reports);
-
-/// GoogleTest's filter syntax: `POSITIVE[-NEGATIVE]`, each a `:`-separated
-/// list of globs (`*`, `?`). An empty pattern matches everything.
-bool matches_test_filter(const std::string& name, const std::string& filter);
 
 }  // namespace heapgate::runner

@@ -1,76 +1,20 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-#include "frame_names.h"
+#include "frame_class.h"
 
 #include <algorithm>
-#include <array>
+#include <initializer_list>
+#include <string>
+
+#include "heapgate/frame_text.h"
 
 namespace heapgate::detail {
 namespace {
-
-constexpr std::string_view kAnonymous = "(anonymous namespace)";
-constexpr std::string_view kOperatorSymbols = "<>=!+-*/%^&|~,";
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 bool has_suffix(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool is_ident(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// True when an operator name ("operator<<", "operator new[]") starts at s[i].
-bool operator_at(std::string_view s, std::size_t i) {
-  if (s.compare(i, 8, "operator") != 0) return false;
-  if (i > 0 && (is_ident(s[i - 1]))) return false;
-  return i + 8 < s.size() && !is_ident(s[i + 8]);
-}
-
-// The end of the operator name that starts at s[i].
-std::size_t operator_end(std::string_view s, std::size_t i) {
-  std::size_t j = i + 8;
-  std::string_view rest = s.substr(j);
-  for (std::string_view word : {std::string_view(" new"), std::string_view(" delete")}) {
-    if (starts_with(rest, word) && (rest.size() == word.size() || !is_ident(rest[word.size()]))) {
-      j += word.size();
-      if (s.compare(j, 2, "[]") == 0) j += 2;
-      return j;
-    }
-  }
-  if (starts_with(rest, "()") || starts_with(rest, "[]")) return j + 2;
-  if (!rest.empty() && rest[0] == ' ') {
-    // A conversion operator ("operator unsigned long"): up to its "(".
-    auto paren = s.find('(', j);
-    return paren == std::string_view::npos ? s.size() : paren;
-  }
-  while (j < s.size() && kOperatorSymbols.find(s[j]) != std::string_view::npos) ++j;
-  return j;
-}
-
-// Removes template argument lists, keeping operator names intact.
-std::string strip_templates(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  int angle = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    if (angle == 0 && operator_at(s, i)) {
-      std::size_t end = operator_end(s, i);
-      out.append(s.substr(i, end - i));
-      i = end;
-      continue;
-    }
-    const char c = s[i++];
-    if (c == '<') {
-      ++angle;
-    } else if (c == '>' && angle > 0) {
-      --angle;
-    } else if (angle == 0) {
-      out += c;
-    }
-  }
-  return out;
 }
 
 bool is_one_of(std::string_view name, std::initializer_list<std::string_view> list) {
@@ -157,72 +101,6 @@ bool is_heapgate(std::string_view bare, std::string_view file) {
 }
 
 }  // namespace
-
-std::string bare_function_name(std::string_view demangled) {
-  const std::string s = strip_templates(demangled);
-  // The parameter list is the last top-level "(...)" group; the return type
-  // (template functions) ends at the last top-level space before it.
-  std::size_t params = std::string::npos;
-  std::size_t name_start = 0;
-  int paren = 0;
-  int brace = 0;
-  bool seen_operator = false;  // spaces after an operator name belong to it
-  for (std::size_t i = 0; i < s.size();) {
-    const bool top = paren == 0 && brace == 0;
-    if (top && s.compare(i, kAnonymous.size(), kAnonymous) == 0) {
-      i += kAnonymous.size();
-      continue;
-    }
-    if (top && operator_at(s, i)) {
-      i = operator_end(s, i);
-      seen_operator = true;
-      continue;
-    }
-    const char c = s[i];
-    if (c == '(') {
-      if (top) params = i;
-      ++paren;
-    } else if (c == ')' && paren > 0) {
-      --paren;
-    } else if (c == '{') {
-      ++brace;
-    } else if (c == '}' && brace > 0) {
-      --brace;
-    } else if (c == ' ' && top && params == std::string::npos && !seen_operator) {
-      name_start = i + 1;
-    }
-    ++i;
-  }
-  std::size_t end = params == std::string::npos ? s.size() : params;
-  if (name_start > end) name_start = 0;
-  return s.substr(name_start, end - name_start);
-}
-
-std::string_view strip_return_type(std::string_view s) {
-  // The return type ends at the last top-level space before the first
-  // top-level "(" (the parameters, or those of an enclosing function).
-  std::size_t last_space = std::string_view::npos;
-  int angle = 0;
-  for (std::size_t i = 0; i < s.size();) {
-    if (angle == 0 && s.compare(i, kAnonymous.size(), kAnonymous) == 0) {
-      i += kAnonymous.size();
-      continue;
-    }
-    if (operator_at(s, i)) break;  // nothing after an operator name is a return type
-    const char c = s[i];
-    if (c == '<') {
-      ++angle;
-    } else if (c == '>' && angle > 0) {
-      --angle;
-    } else if (angle == 0 && (c == '(' || c == '{')) {
-      break;
-    } else if (angle == 0 && c == ' ') {
-      last_space = i;
-    }
-    ++i;
-  }
-  return last_space == std::string_view::npos ? s : s.substr(last_space + 1);
-}
 
 FrameClass classify_frame(std::string_view function, std::string_view file, std::string_view module) {
   const std::string bare = bare_function_name(function);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-#include "gate.h"
+#include "report_gate.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
-#include <fnmatch.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -22,18 +21,6 @@ namespace {
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool matches_any(const std::string& name, const std::string& globs) {
-  std::size_t start = 0;
-  while (start <= globs.size()) {
-    std::size_t end = globs.find(':', start);
-    if (end == std::string::npos) end = globs.size();
-    std::string glob = globs.substr(start, end - start);
-    if (!glob.empty() && ::fnmatch(glob.c_str(), name.c_str(), 0) == 0) return true;
-    start = end + 1;
-  }
-  return false;
 }
 
 std::string first_line(const std::string& text) {
@@ -178,18 +165,6 @@ void print_summary(std::FILE* out, const std::vector<Report>& reports) {
                    why.c_str());
     }
   }
-}
-
-bool matches_test_filter(const std::string& name, const std::string& filter) {
-  if (filter.empty()) return true;
-  std::string positive = filter;
-  std::string negative;
-  if (auto dash = filter.find('-'); dash != std::string::npos) {
-    positive = filter.substr(0, dash);
-    negative = filter.substr(dash + 1);
-  }
-  if (!positive.empty() && !matches_any(name, positive)) return false;
-  return negative.empty() || !matches_any(name, negative);
 }
 
 }  // namespace heapgate::runner

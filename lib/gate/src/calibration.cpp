@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Calibration (`heapgate run --calibrate`): the baseline entries of several
+// runs of one build, each metric's median with the noise band the runs
+// spanned, so a test that varies between runs is judged by its own spread.
+#include "heapgate/gate.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace heapgate {
+
+std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report>& runs) {
+  if (runs.empty()) return {};
+  std::vector<std::map<std::string, BaselineEntry>> per_run;
+  per_run.reserve(runs.size());
+  for (const Report& run : runs) per_run.push_back(baseline_entries(run));
+  std::map<std::string, BaselineEntry> out;
+  for (const auto& [name, first] : per_run.front()) {
+    std::vector<const BaselineEntry*> seen;
+    for (const auto& entries : per_run) {
+      auto it = entries.find(name);
+      if (it == entries.end()) break;
+      seen.push_back(&it->second);
+    }
+    if (seen.size() != per_run.size()) continue;
+    BaselineEntry entry = first;
+    NoiseBand band;
+    band.runs = static_cast<std::uint32_t>(seen.size());
+    bool varies = false;
+    for (MetricName m : kMetricNames) {
+      std::vector<std::uint64_t> values;
+      for (const BaselineEntry* e : seen) values.push_back(get(e->metrics, m));
+      std::sort(values.begin(), values.end());
+      get(entry.metrics, m) = values[(values.size() - 1) / 2];
+      get(band.low, m) = values.front();
+      get(band.high, m) = values.back();
+      varies = varies || values.front() != values.back();
+    }
+    if (varies) entry.noise = band;
+    // Setup residue when some run judged it so and no run left live blocks
+    // that were not (a run that left none says nothing either way).
+    entry.setup_residue = false;
+    bool contradicted = false;
+    for (const BaselineEntry* e : seen) {
+      entry.setup_residue = entry.setup_residue || e->setup_residue;
+      contradicted = contradicted || (e->metrics.live_allocations > 0 && !e->setup_residue);
+    }
+    entry.setup_residue = entry.setup_residue && !contradicted;
+    for (const BaselineEntry* e : seen) {
+      entry.other_threads.allocations = std::max(entry.other_threads.allocations, e->other_threads.allocations);
+      entry.other_threads.bytes = std::max(entry.other_threads.bytes, e->other_threads.bytes);
+    }
+    entry.alone = std::nullopt;
+    for (const BaselineEntry* e : seen) {
+      if (!e->alone) continue;
+      if (!entry.alone) {
+        entry.alone = e->alone;
+        continue;
+      }
+      entry.alone->runs += e->alone->runs;
+      for (MetricName m : kMetricNames) {
+        get(entry.alone->low, m) = std::min(get(entry.alone->low, m), get(e->alone->low, m));
+        get(entry.alone->high, m) = std::max(get(entry.alone->high, m), get(e->alone->high, m));
+      }
+    }
+    for (const BaselineEntry* e : seen) {
+      if (entry.call_sites.empty()) {
+        entry.call_sites = e->call_sites;
+        entry.call_sites_complete = e->call_sites_complete;
+      }
+      if (entry.top_stacks.empty()) entry.top_stacks = e->top_stacks;
+    }
+    out.emplace(name, std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace heapgate

@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Comparing a test's metrics with its baseline entry, step 5 of judge():
+// the fixed tolerances, or the sampling error of two estimates, plus the
+// scheduling allowance of a threaded test, or the noise band of a calibrated
+// one; and the comparison of a test run alone with the entry's `alone` band
+// (docs/design.md §6a, §6b).
+#include "heapgate/gate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "heapgate/sampling.h"
+
+namespace heapgate {
+namespace {
+
+// "sampled: baseline ±1200, this run ±1300 (standard errors); 3 of them of the difference"
+std::string describe_sampling_limit(MetricName m, const BaselineEntry* baseline, const std::optional<Metrics>& errors) {
+  auto error = [m](const std::optional<Metrics>& e) {
+    return e ? "\xC2\xB1" + std::to_string(get(*e, m)) : std::string("unknown");
+  };
+  char z[16];
+  std::snprintf(z, sizeof z, "%g", kSamplingConfidenceZ);
+  return "sampled estimates: standard error " + error(baseline->standard_errors) + " in the baseline, " +
+         error(errors) + " in this run; the limit is " + z + " standard errors of their difference";
+}
+
+// The noise band of a calibrated test, for one metric: the values it may
+// take and still pass. A calibrated test passes anywhere within its band
+// (the lowest and highest of its calibration runs) widened by its own spread
+// (and the tolerance) on each side: N runs rarely see a test's extremes, and
+// a change that matters moves it by more than it strays. A few runs can also
+// miss a second state altogether (a compaction done or not by the time the
+// test writes: LevelDB's Harness tests jump 8-10% between runs that saw none
+// of it), so a test shown to vary is widened by at least
+// kNoisyMinimumWidening of its median.
+struct NoiseBandLimits {
+  std::uint64_t lower = 0;
+  std::uint64_t upper = 0;
+};
+
+NoiseBandLimits noise_band_limits(const NoiseBand& band, MetricName m, std::uint64_t median,
+                                  const Tolerance& tolerance) {
+  const std::uint64_t floor_width = saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(median)));
+  const std::uint64_t width = std::max(spread(band, m), floor_width);
+  const std::uint64_t high = get(band.high, m);
+  const std::uint64_t low = get(band.low, m);
+  const std::uint64_t upper = high + width + allowed_change(tolerance, high);
+  const std::uint64_t slack = width + allowed_change(tolerance, low);
+  const std::uint64_t lower = low > slack ? low - slack : 0;
+  return {lower, upper};
+}
+
+}  // namespace
+
+std::uint64_t sampling_tolerance(double baseline_error, double current_error) noexcept {
+  return saturating_count(
+      std::ceil(kSamplingConfidenceZ * std::sqrt(baseline_error * baseline_error + current_error * current_error)));
+}
+
+Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
+                               std::optional<Mode> current_mode, const std::optional<Metrics>& current_errors) {
+  Comparison c;
+  if (baseline == nullptr) {
+    c.verdict = Verdict::new_test;
+    c.explanation = "new: the baseline has no entry for this test; accept this run to record one.";
+    return c;
+  }
+  Tolerances used = baseline->tolerance ? *baseline->tolerance : tolerances;
+  // Two sampled estimates differ by chance: the tolerance of each estimated
+  // metric is the sampling error of their difference. A side without errors
+  // (a baseline recorded before they were kept) is taken to be as uncertain
+  // as the other.
+  const bool both_sampled = baseline->mode == Mode::sampled && current_mode == Mode::sampled;
+  const bool by_sampling = both_sampled && !baseline->tolerance && (current_errors || baseline->standard_errors);
+  if (by_sampling) {
+    const Metrics& now = current_errors ? *current_errors : *baseline->standard_errors;
+    const Metrics& then = baseline->standard_errors ? *baseline->standard_errors : *current_errors;
+    for (MetricName m : kMetricNames) {
+      if (m == MetricName::peak_bytes) continue;  // counted by the hooks, not estimated
+      used[m] = Tolerance{sampling_tolerance(static_cast<double>(get(then, m)), static_cast<double>(get(now, m))), 0.0};
+    }
+  }
+  // Other threads' allocations land in the test by scheduling: a little
+  // more or less of them is not a change (docs/design.md §6a).
+  const bool threaded = !baseline->other_threads.empty();
+  if (threaded) {
+    for (MetricName m : kMetricNames) {
+      // max(absolute, relative x baseline) for the test's own thread, plus the scheduling allowance.
+      const std::uint64_t own = allowed_change(used[m], get(baseline->metrics, m));
+      const std::uint64_t allowance = scheduling_allowance(m, baseline->other_threads);
+      constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
+      used[m] = Tolerance{own > kMost - allowance ? kMost : own + allowance, 0.0};
+    }
+  }
+  std::string grew;
+  std::string shrank;
+  std::string noisy;
+  for (MetricName m : kMetricNames) {
+    MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
+    if (baseline->noise && spread(*baseline->noise, m) > 0) {
+      // A calibrated test is judged by its noise band instead of the tolerance alone.
+      const NoiseBand& band = *baseline->noise;
+      const std::uint64_t median = get(baseline->metrics, m);
+      const NoiseBandLimits limits = noise_band_limits(band, m, median, used[m]);
+      const std::uint64_t value = get(current, m);
+      d.beyond_tolerance = value > limits.upper || value < limits.lower;
+      d.limit = value >= median ? limits.upper - median : median - limits.lower;
+      if (!noisy.empty()) noisy += ", ";
+      noisy += std::string(to_string(m)) + " " + std::to_string(get(band.low, m)) + "–" +
+               std::to_string(get(band.high, m));
+    }
+    if (d.beyond_tolerance) {
+      std::string& list = d.delta > 0 ? grew : shrank;
+      if (!list.empty()) list += "; ";
+      list += describe(d);
+      list += d.delta > 0 ? ", limit +" : ", limit -";
+      list += std::to_string(d.limit);
+      if (by_sampling && m != MetricName::peak_bytes) {
+        list += " (" + describe_sampling_limit(m, baseline, current_errors) + ")";
+      }
+    }
+    c.deltas.push_back(d);
+  }
+  if (!grew.empty()) {
+    c.verdict = Verdict::regressed;
+    c.explanation = "regressed: " + grew + ".";
+    if (!shrank.empty()) c.explanation += " Also improved: " + shrank + ".";
+  } else if (!shrank.empty()) {
+    c.verdict = Verdict::improved;
+    c.explanation = "improved: " + shrank + "; accept this run to ratchet the baseline down.";
+  } else {
+    c.verdict = Verdict::pass;
+    c.explanation = "pass: every metric is within tolerance of the baseline.";
+  }
+  if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
+  if (threaded && c.verdict != Verdict::pass) {
+    c.explanation += " Other threads made " + std::to_string(baseline->other_threads.allocations) +
+                     " of its allocations (" + std::to_string(baseline->other_threads.bytes) +
+                     " bytes) when recorded; the limits allow 1% of those, at least one block, for scheduling.";
+  }
+  if (!noisy.empty()) {
+    c.note = "noisy: over " + std::to_string(baseline->noise->runs) + " calibration runs " + noisy +
+             "; within that band widened by its spread, at least 10% of the median, passes (fix or isolate what "
+             "makes it vary)";
+  }
+  if (current_mode && (*current_mode == Mode::sampled) != (baseline->mode == Mode::sampled)) {
+    c.explanation += " Note: the baseline was measured in " + std::string(to_string(baseline->mode)) +
+                     " mode and this run in " + std::string(to_string(*current_mode)) +
+                     " mode; sampled counts are estimates, so record the baseline in the mode the gate runs in.";
+  }
+  return c;
+}
+
+std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntry& baseline, Mode mode) {
+  if (!baseline.alone) return std::nullopt;
+  BaselineEntry alone = baseline;
+  alone.metrics = baseline.alone->low;
+  const bool varies = std::any_of(kMetricNames.begin(), kMetricNames.end(),
+                                  [&](MetricName m) { return spread(*baseline.alone, m) > 0; });
+  alone.noise = varies ? baseline.alone : std::nullopt;
+  alone.alone = std::nullopt;
+  if (baseline.noise) {
+    // A test shown to vary in the suite varies alone too, and one run alone
+    // (what calibration measures) cannot show by how much: each metric that
+    // varied gets the in-suite band's floor, kNoisyMinimumWidening of the value.
+    Tolerances widened = baseline.tolerance ? *baseline.tolerance : Tolerances::for_mode(mode);
+    for (MetricName m : kMetricNames) {
+      if (spread(*baseline.noise, m) > 0) widened[m].relative = std::max(widened[m].relative, kNoisyMinimumWidening);
+    }
+    alone.tolerance = widened;
+  }
+  return compare_to_baseline(fresh, &alone, Tolerances::for_mode(mode), mode);
+}
+
+}  // namespace heapgate

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// Judging one test (judge()): the rules in the order heapgate/gate.h lists
+// them (nothing measured, own failure, budgets, the leak, the baseline with
+// its confirmation rule, call sites), each problem explained.
+#include "heapgate/gate.h"
+
+#include <string>
+
+#include "growth.h"
+
+namespace heapgate {
+namespace {
+
+bool any_live(const Metrics& m) { return m.live_allocations > 0 || m.live_bytes > 0; }
+
+}  // namespace
+
+std::string explain_leak(const Metrics& metrics, std::string_view where) {
+  if (!any_live(metrics)) return {};
+  if (metrics.live_allocations == 0) {
+    return "leaked " + std::to_string(metrics.live_bytes) + " bytes still live " + std::string(where);
+  }
+  return "leaked " + std::to_string(metrics.live_allocations) +
+         (metrics.live_allocations == 1 ? " allocation (" : " allocations (") + std::to_string(metrics.live_bytes) +
+         " bytes) still live " + std::string(where);
+}
+
+std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics) {
+  std::uint64_t value = get(metrics, metric);
+  if (value <= limit) return {};
+  return std::string(to_string(metric)) + " " + std::to_string(value) + " over the budget of " +
+         std::to_string(limit) + " (+" + std::to_string(value - limit) + ")";
+}
+
+bool leak_suspected(const Observation& observation, const GatePolicy& policy) noexcept {
+  if (!observation.metrics || observation.own_failure) return false;
+  const bool checked = observation.check_leaks.value_or(policy.check_leaks);
+  return checked && any_live(*observation.metrics);
+}
+
+bool setup_residue_known(const Observation& observation, const BaselineEntry* baseline) noexcept {
+  if (baseline == nullptr || !baseline->setup_residue || !observation.metrics) return false;
+  if (baseline->mode != observation.mode) return false;  // sampled estimates are not exact counts
+  const Metrics& m = *observation.metrics;
+  // A calibrated entry knows the most its setup ever left.
+  const Metrics& most = baseline->noise ? baseline->noise->high : baseline->metrics;
+  return m.live_allocations <= most.live_allocations && m.live_bytes <= most.live_bytes;
+}
+
+std::optional<std::string> confirmation_clears(const Metrics& fresh, const BaselineEntry* baseline, Mode mode,
+                                               const std::string& regression) {
+  const Comparison again = compare_to_baseline(fresh, baseline, Tolerances::for_mode(mode), mode);
+  const std::optional<Comparison> alone = baseline != nullptr ? compare_alone(fresh, *baseline, mode) : std::nullopt;
+  const std::string measured = "allocations " + std::to_string(fresh.allocations) + ", allocated_bytes " +
+                               std::to_string(fresh.allocated_bytes) + ", peak_bytes " +
+                               std::to_string(fresh.peak_bytes);
+  const std::string first_line = regression.substr(0, regression.find('\n'));
+  if (again.verdict != Verdict::regressed) {
+    return "not reproducible: " + first_line + " But a fresh run of the test measured " + measured +
+           ", within the baseline: timing noise, not a change (heapgate run --calibrate learns this test's spread).";
+  }
+  if (alone && alone->verdict != Verdict::regressed) {
+    // Alone, a change in the test's code adds what it adds in the suite. A
+    // test that alone grew nothing beyond its recorded band (it may measure
+    // less: LevelDB's DBTest.GetEncountersEmptyLevel alone is 1.6% lighter
+    // when a compaction has landed) did not regress itself.
+    return "not reproducible: " + first_line + " But the test run alone measured " + measured +
+           (alone->verdict == Verdict::pass ? ", as it did alone" : ", no more than it did alone") +
+           " when the baseline was recorded: the difference comes from what earlier tests left behind or from "
+           "timing, not from a change in this test.";
+  }
+  return std::nullopt;
+}
+
+Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy) {
+  Judgement j;
+  if (!observation.metrics) {
+    j.verdict = Verdict::unavailable;
+    j.explanation = observation.unavailable_reason.empty() ? "nothing measured" : observation.unavailable_reason;
+    return j;
+  }
+  const Metrics& m = *observation.metrics;
+  if (baseline != nullptr) j.baseline = baseline->metrics;
+  const Comparison comparison = compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode),
+                                                    observation.mode, observation.standard_errors);
+  j.deltas = comparison.deltas;
+  if (observation.own_failure) {
+    // GoogleTest keeps a failed assertion's message and result records until
+    // the test's results are printed: they would read as the test's leak.
+    j.verdict = Verdict::pass;
+    j.explanation = "not gated: the test failed its own assertions";
+    return j;
+  }
+
+  std::string failures;
+  std::string notes;
+  auto line = [](std::string& to, const std::string& text) {
+    if (!to.empty()) to += '\n';
+    to += text;
+  };
+  for (const auto& [metric, limit] : observation.budgets) {
+    std::string over = explain_over_budget(metric, limit, m);
+    if (!over.empty()) {
+      if (j.verdict == Verdict::pass) j.verdict = Verdict::over_budget;
+      line(failures, over);
+    }
+  }
+  if (observation.leak.suppressed) {
+    Metrics taken;
+    taken.live_allocations = observation.leak.suppressed_allocations;
+    taken.live_bytes = observation.leak.suppressed_bytes;
+    line(notes, explain_leak(taken, observation.leak.where) + "; suppressed by " +
+                    (observation.leak.suppressions_source.empty() ? std::string("a suppression")
+                                                                  : observation.leak.suppressions_source) +
+                    ", so not judged");
+  }
+  if (leak_suspected(observation, policy) && !observation.leak.suppressed) {
+    const LiveGrowth& growth = observation.leak.growth;
+    if (observation.leak.residue == LeakResidue::constant && observation.leak.from_baseline) {
+      line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
+                      std::to_string(m.live_bytes) +
+                      " bytes) stay live, no more than the baseline records as setup; not a leak (not repeated)");
+    } else if (observation.leak.residue == LeakResidue::constant) {
+      line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
+                      std::to_string(m.live_bytes) + " bytes) stay live but do not grow when the test repeats" +
+                      (growth.empty() ? std::string() : " (" + detail::describe_growth(growth) + ")") + "; not a leak");
+    } else {
+      if (j.verdict == Verdict::pass) j.verdict = Verdict::leaked;
+      line(failures, explain_leak(m, observation.leak.where) +
+                         (growth.live_allocations.size() > 1
+                              ? "; they grow when the test repeats (" + detail::describe_growth(growth) + ")"
+                              : std::string()));
+    }
+  }
+  Verdict compared = policy.compare_baseline ? comparison.verdict : Verdict::pass;
+  std::string by_site;  // rule 6's explanation, when a call site regressed the test
+  if (policy.compare_baseline && observation.gate_call_sites && baseline != nullptr &&
+      (compared == Verdict::pass || compared == Verdict::improved)) {
+    if (baseline->noise) {
+      line(notes, "call sites not gated: the test's counts vary between runs (calibrated noise band), and its call "
+                  "sites have no band of their own");
+    } else if (!baseline->call_sites_complete) {
+      line(notes, "call sites not gated: the baseline does not hold all of this test's call sites; accept a run with "
+                  "its call sites gated to record them");
+    } else if (observation.call_sites) {
+      const Tolerances tolerances =
+          baseline->tolerance ? *baseline->tolerance : Tolerances::for_mode(observation.mode);
+      std::vector<std::string> grown = call_sites_beyond(baseline->call_sites, *observation.call_sites, tolerances);
+      if (!grown.empty()) {
+        by_site = "regressed at a call site while the totals stayed within tolerance:";
+        for (const auto& g : grown) by_site += "\n" + g;
+        compared = Verdict::regressed;
+      }
+    }
+  }
+  const std::string& compared_explanation = by_site.empty() ? comparison.explanation : by_site;
+  if (compared == Verdict::regressed && by_site.empty() && observation.mode != Mode::sampled && !policy.accepting) {
+    // A change in the code regresses every run; timing or what earlier tests
+    // left behind does not: one fresh run that does not regress clears it.
+    for (const Metrics& fresh : observation.confirmations) {
+      if (auto cleared = confirmation_clears(fresh, baseline, observation.mode, comparison.explanation)) {
+        line(notes, *cleared);
+        compared = Verdict::pass;
+        break;
+      }
+    }
+  }
+  if (policy.accepting && (compared == Verdict::regressed || compared == Verdict::improved)) {
+    line(notes, "accepted into the baseline: " + compared_explanation);
+    compared = Verdict::pass;
+  }
+  if (compared == Verdict::regressed) {
+    line(failures, compared_explanation);
+  } else if (compared == Verdict::improved || compared == Verdict::new_test) {
+    line(notes, comparison.explanation);
+  }
+  if ((compared == Verdict::regressed || compared == Verdict::improved) && !policy.environment_change.empty()) {
+    line(notes, "note: " + policy.environment_change + " — the change may come from that alone");
+  }
+  if (policy.compare_baseline && !comparison.note.empty()) line(notes, comparison.note);
+  if (j.verdict == Verdict::pass) j.verdict = compared;
+  j.explanation = failures;
+  if (!notes.empty()) line(j.explanation, notes);
+  return j;
+}
+
+void apply(const Judgement& judgement, TestRecord& record) {
+  record.verdict = judgement.verdict;
+  record.message = judgement.explanation;
+  record.deltas = judgement.deltas;
+  record.baseline = judgement.baseline;
+}
+
+}  // namespace heapgate
