@@ -65,19 +65,27 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   return e;
 }
 
-Result<std::map<std::string, RerunExplainer::MeasuredCallSites>> RerunExplainer::call_sites(const std::string& filter) {
-  // Same shard as this process: the child runs this shard's tests only. An
-  // exact run that also symbolizes every test can take minutes on a large
-  // suite: it gets a time budget, and the tests it finished in time (its
-  // report journal) get their call sites; the others get them when they are
-  // first explained.
-  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true,
-                                    std::chrono::seconds(kCallSitesBudgetSeconds));
+Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter,
+                                                                      std::chrono::seconds budget) {
+  // Same shard as this process: the child runs this shard's tests only. The
+  // tests it finished within the budget (its report journal) get their call
+  // sites; the suite run names the others.
+  sys::ProcessResult outcome;
+  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true, budget,
+                                    &outcome);
   if (!report) return fail(report.error());
-  std::map<std::string, MeasuredCallSites> out;
+  RecordedCallSites out;
   for (auto& t : report->tests) {
-    out[t.name] = t.call_sites_complete ? MeasuredCallSites{std::move(t.call_sites), true}
-                                        : MeasuredCallSites{call_sites_of(without_gtest_overhead(t.stacks)), false};
+    out.tests[t.name] = t.call_sites_complete
+                            ? MeasuredCallSites{std::move(t.call_sites), true}
+                            : MeasuredCallSites{call_sites_of(without_gtest_overhead(t.stacks)), false};
+  }
+  if (outcome.timed_out) {
+    out.cut_short = "stopped after its budget of " + std::to_string(budget.count()) + " s";
+  } else if (outcome.term_signal != 0) {
+    out.cut_short = "crashed (signal " + std::to_string(outcome.term_signal) + ")";
+  } else if (!report->run.complete) {
+    out.cut_short = "ended before its last test (exit " + std::to_string(outcome.exit_code) + ")";
   }
   return out;
 }
@@ -158,7 +166,7 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
 
 Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
                                                    const std::string& child_flag, bool keep_shard,
-                                                   std::chrono::seconds timeout) {
+                                                   std::chrono::seconds timeout, sys::ProcessResult* outcome) {
   auto problem = [](std::string what) {
     return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
@@ -191,6 +199,7 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   if (!options_.gate_call_sites.empty()) argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());
+  if (outcome != nullptr) *outcome = *ran;
   const std::string binary_name = binary_path_.substr(binary_path_.rfind('/') + 1);
   std::string stem = binary_name;
   const char* total = std::getenv("GTEST_TOTAL_SHARDS");

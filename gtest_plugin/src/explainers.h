@@ -14,12 +14,17 @@
 #include "heapgate/explain.h"
 #include "heapgate/gtest.h"
 #include "heapgate/symbolizer.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::gtest {
 
 /// How long recording a baseline may spend on its call sites (one exact run
-/// of the recorded tests; measured: ~0.15 s per test on yaml-cpp's suite).
-inline constexpr int kCallSitesBudgetSeconds = 60;
+/// of the recorded tests): this many times the suite run's own time, and at
+/// least kCallSitesMinimumSeconds. An exact run with its symbolizing costs
+/// 2-3x the suite's time (an HTTP library's suite, yaml-cpp's); the budget
+/// only stops a child that hangs.
+inline constexpr int kCallSitesBudgetFactor = 10;
+inline constexpr int kCallSitesMinimumSeconds = 60;
 
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
@@ -64,17 +69,27 @@ class RerunExplainer : public Explainer {
     /// All of them (the test gates its call sites), not only the top few.
     bool complete = false;
   };
+  /// What call_sites() measured of a whole run.
+  struct RecordedCallSites {
+    std::map<std::string, MeasuredCallSites> tests;
+    /// Why the child ended before its last test ("stopped after its budget
+    /// of 600 s", "crashed (signal 11)"), "" when it ran them all.
+    std::string cut_short;
+  };
   /// Every test `filter` selects, run once in exact mode in one child: the
-  /// call sites of each (for a baseline being recorded).
-  Result<std::map<std::string, MeasuredCallSites>> call_sites(const std::string& filter);
+  /// call sites of each (for a baseline being recorded). The child is stopped
+  /// after `budget`; the tests it finished by then have their call sites.
+  Result<RecordedCallSites> call_sites(const std::string& filter, std::chrono::seconds budget);
 
  private:
   // Runs the child and returns its record of `test`. `child_flag` is
   // --heapgate_internal_child=N or --heapgate_internal_growth=N.
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
+  // `outcome`, when given, says how the child ended.
   Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
                                      bool keep_shard = false,
-                                     std::chrono::seconds timeout = std::chrono::seconds(600));
+                                     std::chrono::seconds timeout = std::chrono::seconds(600),
+                                     sys::ProcessResult* outcome = nullptr);
 
   const Options& options_;
   std::string binary_path_;

@@ -2,10 +2,12 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "suite_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <vector>
 
 #include "explainers.h"
 #include "gtest_flags.h"
@@ -49,7 +51,7 @@ Observation observation_of_test(const TestRecord& record, const Options& options
 
 }  // namespace
 
-SuiteRun::SuiteRun(PluginRun& run) : run_(run) {
+SuiteRun::SuiteRun(PluginRun& run) : run_(run), started_(std::chrono::steady_clock::now()) {
   const Options& options = run_.options();
   if (!options.suppressions_path.empty()) {
     auto suppressions = read_suppressions(options.suppressions_path);
@@ -193,25 +195,47 @@ void SuiteRun::end() {
 // A baseline being recorded keeps each test's call sites, so a later
 // regression is explained as the change at each site: one exact run of the
 // same tests in a child (only when recording, never on an ordinary run).
+// Tests it could not measure are named: a baseline without call sites
+// explains a regression with this run's stacks only.
 void SuiteRun::record_call_sites() {
   if (!run_.options().explain || run_.mode() == Mode::off) return;
-  bool missing = false;
-  for (const auto& t : records_.tests) missing = missing || (t.call_sites.empty() && !t.gtest_failed);
-  if (!missing) return;
+  auto lacks_sites = [](const TestRecord& t) {
+    return t.call_sites.empty() && !t.gtest_failed && t.metrics.allocations > 0;
+  };
+  if (std::none_of(records_.tests.begin(), records_.tests.end(), lacks_sites)) return;
   const std::string filter = HEAPGATE_GTEST_FLAG(filter);
+  const auto suite_time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
+  const std::chrono::seconds budget =
+      std::max(std::chrono::seconds(kCallSitesMinimumSeconds), kCallSitesBudgetFactor * suite_time);
   RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
-  auto sites = explainer.call_sites(filter);
+  auto sites = explainer.call_sites(filter, budget);
+  std::string why;
+  std::vector<std::string> lacking;
   if (!sites) {
-    std::fprintf(stderr, "heapgate: the baseline records no call sites: %s\n", sites.error().message().c_str());
-    return;
-  }
-  for (auto& t : records_.tests) {
-    auto it = sites->find(t.name);
-    if (t.call_sites.empty() && it != sites->end()) {
-      t.call_sites = it->second.sites;
-      t.call_sites_complete = it->second.complete;
+    why = sites.error().message();
+    for (const auto& t : records_.tests) {
+      if (lacks_sites(t)) lacking.push_back(t.name);
     }
+  } else {
+    for (auto& t : records_.tests) {
+      auto it = sites->tests.find(t.name);
+      if (it == sites->tests.end()) {
+        if (lacks_sites(t)) lacking.push_back(t.name);
+      } else if (t.call_sites.empty()) {
+        t.call_sites = it->second.sites;
+        t.call_sites_complete = it->second.complete;
+      }
+    }
+    why = "the exact run that records them " + (sites->cut_short.empty() ? "did not run them" : sites->cut_short);
   }
+  if (lacking.empty()) return;
+  std::string names;
+  for (std::size_t i = 0; i < lacking.size() && i < 5; ++i) names += (i == 0 ? "" : ", ") + lacking[i];
+  if (lacking.size() > 5) names += " and " + std::to_string(lacking.size() - 5) + " more";
+  std::fprintf(stderr,
+               "heapgate: the baseline records no call sites for %zu of %zu tests (%s): %s; a regression in them is "
+               "explained by this run's stacks only; fix: record again (--heapgate_update_baselines)\n",
+               lacking.size(), records_.tests.size(), names.c_str(), why.c_str());
 }
 
 // What this run writes into the baseline: the one baseline writer decides

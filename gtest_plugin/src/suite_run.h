@@ -6,6 +6,7 @@
 // hang, and at the end writes the report and, when recording, the baseline.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "heapgate/baseline.h"
@@ -54,6 +55,7 @@ class SuiteRun {
   Suppressions suppressions_;
   Report records_;                  // this run's records, for the baseline and the missing tests
   std::string environment_change_;  // how this run's environment differs from the baseline's, "" when it does not
+  std::chrono::steady_clock::time_point started_;
 };
 
 }  // namespace heapgate::gtest

@@ -66,10 +66,11 @@ enum class LeakResidue {
   constant,
 };
 
-/// The leak rule: live blocks *grow* when, after each further run, more
-/// blocks or more bytes are live than after the run before (every step, so
-/// a background thread's fluctuating buffers do not read as growth). One
-/// run alone grows when anything is live. Empty: false.
+/// The leak rule: live blocks *grow* when, after each further run, no fewer
+/// blocks and more blocks or more bytes are live than after the run before
+/// (every step, so a background thread's fluctuating buffers and a bounded
+/// store that frees as it fills do not read as growth). One run alone grows
+/// when anything is live. Empty: false.
 bool grows(const LiveGrowth& growth) noexcept;
 
 /// The evidence about a test's live blocks, gathered by the face before judging.
