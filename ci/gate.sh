@@ -18,14 +18,15 @@
 #
 # Runs `heapgate run` (sharded over JOBS processes, jemalloc preloaded when a
 # binary lacks it), then writes into REPORT (default heapgate-report):
-#   <binary>.json         heapgate.report/1, the input of `heapgate accept`
+#   <binary>.json         the merged report (heapgate.report/2), the input of `heapgate accept`
 #   <binary>.junit.xml    publish with your CI's JUnit step
 #   <binary>.md           appended to $GITHUB_STEP_SUMMARY on GitHub Actions
 #   <binary>.html         one self-contained page with flame graphs of the differences
 #   profiles/, shards/    raw heap profiles of failing tests, and the test logs
-# Exits with the gate's code: 0 pass, 1 regression, leak, budget or failed
-# test or a test that could not be measured, 2 bad usage, bad input or a
-# crash, 3 nothing measured (unless -U).
+# Exits with the gate's code (heapgate::GateExit, the README's table): 0 pass,
+# 1 regression, leak, budget or failed test or a test that could not be
+# measured, 2 bad usage or bad input, 3 nothing measured (unless -U),
+# 5 a test binary crashed, hung, exited mid-test or was killed.
 set -eu
 
 usage="usage: ci/gate.sh [-b DIR] [-r DIR] [-m MODE] [-j JOBS] [-H HEAPGATE] [-F CHECK] [-U] (-C BUILD_DIR | -- TEST_BINARY [args])"

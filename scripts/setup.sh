@@ -28,11 +28,12 @@ packages=(
   libprotobuf-dev protobuf-compiler  # pprof export: protoc compiles pprof's profile.proto (optional, HEAPGATE_PPROF)
   zlib1g-dev                     # gzip for the pprof files
   ccache                         # tests: the CI templates' compiler cache (consumer-ci-templates runs their steps)
+  clang-format                   # tests: format_check holds the tree to .clang-format
 )
 
 # Needed by heapgate's own tests only, not by a project that builds heapgate
 # from source (FetchContent, add_subdirectory).
-own_tests_only=(libxml2-utils python3-yaml curl wget chromium clang libclang-rt-14-dev ccache)
+own_tests_only=(libxml2-utils python3-yaml curl wget chromium clang libclang-rt-14-dev ccache clang-format)
 
 # --print-packages: the packages a project that builds heapgate needs, one a
 # line, for a CI image to install before heapgate's sources exist (the

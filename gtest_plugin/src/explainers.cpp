@@ -19,8 +19,8 @@
 
 namespace heapgate::gtest {
 
-std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
-                                            std::size_t limit, std::vector<CallSite>* all_call_sites) {
+std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer, std::size_t limit,
+                                           std::vector<CallSite>* all_call_sites) {
   auto profile = read_profile(profile_path);
   if (!profile) return {};
   // File and line where DWARF has them: the explanation names the line.
@@ -66,13 +66,13 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
 }
 
 Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter,
-                                                                      std::chrono::seconds budget) {
+                                                                     std::chrono::seconds budget) {
   // Same shard as this process: the child runs this shard's tests only. The
   // tests it finished within the budget (its report journal) get their call
   // sites; the suite run names the others.
   sys::ProcessResult outcome;
-  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true, budget,
-                                    &outcome);
+  auto report =
+      run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true, budget, &outcome);
   if (!report) return fail(report.error());
   RecordedCallSites out;
   for (auto& t : report->tests) {
@@ -92,7 +92,8 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
 
 Result<LiveGrowth> RerunExplainer::growth(const std::string& test, int repetitions) {
   // Counters only: cheap enough to ask for every test that ends with live blocks.
-  auto child = run_child(test, Mode::counters, repetitions, "--heapgate_internal_growth=" + std::to_string(repetitions));
+  auto child =
+      run_child(test, Mode::counters, repetitions, "--heapgate_internal_growth=" + std::to_string(repetitions));
   if (!child) return fail(child.error());
   if (child->growth.live_allocations.size() != static_cast<std::size_t>(repetitions)) {
     return fail(make_error(ErrorCode::unavailable, "repeated run of " + test,
@@ -118,14 +119,14 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   auto many = run_child(test, Mode::exact, repetitions, "--heapgate_internal_growth=" + std::to_string(repetitions));
   if (!many) return fail(many.error());
   if (once->profiles.empty() || many->profiles.empty()) {
-    return fail(make_error(ErrorCode::unavailable, "exact re-runs of " + test, "the children wrote no heap profile", ""));
+    return fail(
+        make_error(ErrorCode::unavailable, "exact re-runs of " + test, "the children wrote no heap profile", ""));
   }
   auto first = read_profile(once->profiles.front());
   if (!first) return fail(first.error());
   auto last = read_profile(many->profiles.front());
   if (!last) return fail(last.error());
-  ProfileDiff diff =
-      diff_profiles(normalize_profile(*first, symbolizer_), normalize_profile(*last, symbolizer_));
+  ProfileDiff diff = diff_profiles(normalize_profile(*first, symbolizer_), normalize_profile(*last, symbolizer_));
   const double further_runs = static_cast<double>(repetitions - 1);
   for (const StackDelta& d : diff.entries) {
     if (d.delta.live_objects <= 0 && d.delta.live_bytes <= 0) continue;
@@ -176,21 +177,17 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   child_dirs_.push_back(*dir);
   sys::ProcessOptions process;
   if (mode == Mode::exact) process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
-  process.unset_env = {"HEAPGATE_MODE", "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
+  process.unset_env = {"HEAPGATE_MODE",     "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
                        "HEAPGATE_PROFILES", "GTEST_OUTPUT"};
   if (!keep_shard) {
     process.unset_env.push_back("GTEST_TOTAL_SHARDS");
     process.unset_env.push_back("GTEST_SHARD_INDEX");
   }
   process.timeout = timeout;
-  std::vector<std::string> argv = {binary_path_,
-                                   "--gtest_filter=" + filter,
-                                   "--gtest_repeat=" + std::to_string(repeat),
-                                   "--heapgate_mode=" + std::string(to_string(mode)),
-                                   "--heapgate_report=" + *dir,
+  std::vector<std::string> argv = {binary_path_, "--gtest_filter=" + filter, "--gtest_repeat=" + std::to_string(repeat),
+                                   "--heapgate_mode=" + std::string(to_string(mode)), "--heapgate_report=" + *dir,
                                    // Its dumps too: the child's own temp directory goes when it exits.
-                                   "--heapgate_profiles=" + *dir,
-                                   child_flag,
+                                   "--heapgate_profiles=" + *dir, child_flag,
                                    "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
   // The child runs the disabled tests only if this run did: a re-run of the
   // whole suite (a baseline's call sites) must not start a DISABLED_ test the
@@ -204,7 +201,8 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   std::string stem = binary_name;
   const char* total = std::getenv("GTEST_TOTAL_SHARDS");
   const char* index = std::getenv("GTEST_SHARD_INDEX");
-  if (keep_shard && total != nullptr && index != nullptr) stem = report_stem(binary_name, std::atoi(index), std::atoi(total));
+  if (keep_shard && total != nullptr && index != nullptr)
+    stem = report_stem(binary_name, std::atoi(index), std::atoi(total));
   auto report = read_report(*dir + "/" + stem + ".json");
   if (!report) {
     return problem("the " + std::string(to_string(mode)) + " re-run wrote no report (exit " +

@@ -32,8 +32,8 @@ inline constexpr int kCallSitesMinimumSeconds = 60;
 /// GoogleTest's own (call_sites_of() with no limit of
 /// without_gtest_overhead(), for a test whose call sites are gated), from
 /// the same reading of the profile.
-std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer,
-                                            std::size_t limit, std::vector<CallSite>* all_call_sites = nullptr);
+std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer, std::size_t limit,
+                                           std::vector<CallSite>* all_call_sites = nullptr);
 
 /// Re-runs one test of this binary in a child process (exact mode,
 /// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and
@@ -87,8 +87,7 @@ class RerunExplainer : public Explainer {
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
   // `outcome`, when given, says how the child ended.
   Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
-                                     bool keep_shard = false,
-                                     std::chrono::seconds timeout = std::chrono::seconds(600),
+                                     bool keep_shard = false, std::chrono::seconds timeout = std::chrono::seconds(600),
                                      sys::ProcessResult* outcome = nullptr);
 
   const Options& options_;

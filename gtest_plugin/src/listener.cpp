@@ -52,7 +52,8 @@ class Listener : public ::testing::EmptyTestEventListener {
     // dump goes to ProfileScope's own temp directory, removed at exit.
     ScopeOptions scope_options{run_->mode()};
     const bool dumps = run_->mode() == Mode::exact || run_->mode() == Mode::sampled;
-    if (dumps && run_->keeper().ready()) scope_options.profile_path = run_->keeper().new_path(file_stem_of(full_name(info)));
+    if (dumps && run_->keeper().ready())
+      scope_options.profile_path = run_->keeper().new_path(file_stem_of(full_name(info)));
     scope_.emplace(full_name(info), std::move(scope_options));
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
     detail::skip_next_allocation();

@@ -99,10 +99,14 @@ bool PluginRun::cannot_measure() const noexcept {
 
 bool PluginRun::records_iteration(int iteration) const noexcept {
   switch (role_) {
-    case ProcessRole::growth_child: return iteration < options_.growth_child;
-    case ProcessRole::rerun_child: return iteration + 1 == options_.child_iteration;
-    case ProcessRole::suite_run: return iteration == 0;
-    case ProcessRole::death_test_child: return false;
+    case ProcessRole::growth_child:
+      return iteration < options_.growth_child;
+    case ProcessRole::rerun_child:
+      return iteration + 1 == options_.child_iteration;
+    case ProcessRole::suite_run:
+      return iteration == 0;
+    case ProcessRole::death_test_child:
+      return false;
   }
   return false;
 }

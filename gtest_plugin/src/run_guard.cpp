@@ -209,12 +209,13 @@ void watch() {
     say(": still running after the test timeout (--heapgate_test_timeout); stopping the run\n", lines);
     // Writing the report allocates; if the hung test holds a lock that needs,
     // the process ends anyway.
-    struct sigaction alarm_action{};
+    struct sigaction alarm_action {};
     alarm_action.sa_handler = [](int) { ::_exit(exit_status(GateExit::incomplete)); };
     ::sigaction(SIGALRM, &alarm_action, nullptr);
     ::alarm(60);
     TestRecord record = interrupted_record(
-        g_name, Interruption::hung, "still running after " + std::to_string(seconds) + " s, the limit of --heapgate_test_timeout");
+        g_name, Interruption::hung,
+        "still running after " + std::to_string(seconds) + " s, the limit of --heapgate_test_timeout");
     record.message += "\n" + thread_stacks_text();
     if (g_options.finish_interrupted) g_options.finish_interrupted(std::move(record));
     end_process();
@@ -229,7 +230,7 @@ void start_run_guard(RunGuardOptions options) {
     g_options = std::move(options);
     g_pid = ::getpid();
     g_journal_fd = g_options.journal_fd;
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = on_signal;
     action.sa_flags = SA_ONSTACK;
     sigemptyset(&action.sa_mask);

@@ -111,10 +111,9 @@ void SuiteRun::judge(TestRecord record) {
   const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
   if (!own_profile.empty()) explainer.set_own_profile(own_profile);
   explainer.set_gate_call_sites(observation.gate_call_sites);
-  const std::string failure =
-      gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
-                ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions, options.confirm_runs,
-                               options.measure_alone});
+  const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
+                                        ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions,
+                                                       options.confirm_runs, options.measure_alone});
   // Before the explainer goes, and its children's directories with it.
   run_.keeper().keep(record, own_profile);
   if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;

@@ -99,9 +99,9 @@ std::optional<std::string> find_system_jemalloc() {
         return 0;
       },
       &libc_dir);
-  for (const std::string& dir : {libc_dir, std::string("/usr/lib/x86_64-linux-gnu"),
-                                 std::string("/usr/lib/aarch64-linux-gnu"), std::string("/usr/lib64"),
-                                 std::string("/usr/lib"), std::string("/usr/local/lib")}) {
+  for (const std::string& dir :
+       {libc_dir, std::string("/usr/lib/x86_64-linux-gnu"), std::string("/usr/lib/aarch64-linux-gnu"),
+        std::string("/usr/lib64"), std::string("/usr/lib"), std::string("/usr/local/lib")}) {
     if (dir.empty()) continue;
     std::string candidate = dir + "/libjemalloc.so.2";
     if (sys::exists(candidate)) return candidate;

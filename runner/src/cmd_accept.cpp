@@ -108,7 +108,8 @@ int run_accept(const AcceptOptions& options) {
     }
     if (!report.run.complete) {
       return bad_input(make_error(ErrorCode::invalid_argument, options.report + "/" + report.run.binary + ".json",
-                                  "is the report of a run that crashed", "fix the crash and run again before accepting"));
+                                  "is the report of a run that crashed",
+                                  "fix the crash and run again before accepting"));
     }
   }
   if (!options.tests.empty()) {

@@ -111,8 +111,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
   diff->add_option("--metric", options->metric, "What folded and svg output count")
       ->check(parsed_by(parse_metric, "METRIC"))
       ->capture_default_str();
-  diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")
-      ->check(CLI::ExistingFile);
+  diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")->check(CLI::ExistingFile);
   // CLI11 converts "-3" into a huge std::size_t, and a 20-digit number into
   // whatever overflows, without complaint (and its NonNegativeNumber check
   // names DBL_MAX in full): a count is checked here, as the plugin's flags are.

@@ -218,22 +218,26 @@ void add_fetch_command(CLI::App& app, int& exit_code) {
       "--duration", options->duration,
       "How long the run collects, in Mesos syntax (30secs, 5mins, 1hrs; a bare number is seconds); the server "
       "checks its bounds. Default: the server's (5mins)");
-  fetch->add_option("--format", options->format,
-                    "raw (heap_v2, for heapgate diff or jeprof), text (jeprof --text on the server) or graph (svg)")
+  fetch
+      ->add_option("--format", options->format,
+                   "raw (heap_v2, for heapgate diff or jeprof), text (jeprof --text on the server) or graph (svg)")
       ->check(CLI::IsMember({"raw", "text", "graph"}))
       ->capture_default_str();
   fetch->add_option("-o,--output", options->output, "Write the profile to FILE, atomically; nothing on failure")
       ->required();
-  fetch->add_option("--token", options->token,
-                    "Send 'Authorization: Bearer TOKEN' (prefer HEAPGATE_HTTP_TOKEN: flags show in ps)")
+  fetch
+      ->add_option("--token", options->token,
+                   "Send 'Authorization: Bearer TOKEN' (prefer HEAPGATE_HTTP_TOKEN: flags show in ps)")
       ->envname("HEAPGATE_HTTP_TOKEN");
   fetch->add_flag("--join", options->join,
                   "If a run is already active, wait for that run and download its profile instead of refusing");
-  CLI::Option* timeout = fetch->add_option(
-      "--timeout", options->timeout,
-      "Longest wait for each answer (30s, 500ms, 2mins). text and graph downloads, for which the server runs "
-      "jeprof, wait at least 10mins unless this is given")
-      ->capture_default_str();
+  CLI::Option* timeout =
+      fetch
+          ->add_option(
+              "--timeout", options->timeout,
+              "Longest wait for each answer (30s, 500ms, 2mins). text and graph downloads, for which the server runs "
+              "jeprof, wait at least 10mins unless this is given")
+          ->capture_default_str();
   fetch->footer(
       "Exit codes: 0 the profile was written, 2 anything else (one line on stderr says what and what to do).");
   fetch->callback([options, duration, timeout, &exit_code] {

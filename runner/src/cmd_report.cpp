@@ -161,15 +161,16 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "report",
       "Turn heapgate reports (JSON) into one merged report, JUnit XML, a Markdown CI summary or an HTML page; "
       "--pprof DIR writes the failing tests' heap profiles as pprof files.");
-  report->add_option("action",
-                     options->action,
-                     "merge, junit, markdown or html (one page, flame graphs inline); may be left out with --pprof")
+  report
+      ->add_option("action", options->action,
+                   "merge, junit, markdown or html (one page, flame graphs inline); may be left out with --pprof")
       ->required();
   report->add_option("reports", options->inputs, "Report files (.json or a report directory)");
   report->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");
-  report->add_option("--pprof", options->pprof_dir,
-                     "Also write each failing test's heap profiles (those the report names) to DIR as gzipped "
-                     "pprof files, NAME.pb.gz, for pprof -http or Speedscope")
+  report
+      ->add_option("--pprof", options->pprof_dir,
+                   "Also write each failing test's heap profiles (those the report names) to DIR as gzipped "
+                   "pprof files, NAME.pb.gz, for pprof -http or Speedscope")
       ->type_name("DIR");
   report->callback([options, &exit_code] { exit_code = run_report(*options); });
 }

@@ -143,7 +143,8 @@ Result<std::vector<std::string>> environment_for(const std::string& path, const 
   if (*linkage == JemallocLinkage::absent) {
     auto jemalloc = find_system_jemalloc();
     if (!jemalloc) {
-      return fail(make_error(ErrorCode::unavailable, path, "is not linked with jemalloc and no libjemalloc.so.2 was found to preload",
+      return fail(make_error(ErrorCode::unavailable, path,
+                             "is not linked with jemalloc and no libjemalloc.so.2 was found to preload",
                              "apt-get install libjemalloc2, or set HEAPGATE_JEMALLOC=/path/to/libjemalloc.so.2"));
     }
     std::string preload = *jemalloc;
@@ -165,7 +166,8 @@ Result<std::vector<std::string>> environment_for(const std::string& path, const 
 Result<std::size_t> count_tests(const Job& job) {
   std::vector<std::string> argv{job.path, "--gtest_list_tests"};
   for (const auto& arg : job.args) {
-    if (arg.rfind("--gtest_filter", 0) == 0 || arg.rfind("--gtest_also_run_disabled_tests", 0) == 0) argv.push_back(arg);
+    if (arg.rfind("--gtest_filter", 0) == 0 || arg.rfind("--gtest_also_run_disabled_tests", 0) == 0)
+      argv.push_back(arg);
   }
   sys::ProcessOptions options;
   options.extra_env = job.env;
@@ -228,7 +230,8 @@ Result<std::vector<std::string>> ctest_binaries(const std::string& dir) {
     }
   }
   if (binaries.empty()) {
-    return fail(make_error(ErrorCode::invalid_argument, dir, "no ctest test runs a binary with heapgate's GoogleTest plugin",
+    return fail(make_error(ErrorCode::invalid_argument, dir,
+                           "no ctest test runs a binary with heapgate's GoogleTest plugin",
                            "link the test binaries with heapgate::gtest_main (see README)"));
   }
   return binaries;
@@ -249,7 +252,7 @@ void request_stop(int signo) {
 class StopOnSignals {
  public:
   StopOnSignals() {
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = request_stop;
     sigemptyset(&action.sa_mask);
     ::sigaction(SIGINT, &action, &previous_int_);
@@ -263,8 +266,8 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  struct sigaction previous_int_{};
-  struct sigaction previous_term_{};
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
 };
 
 // The test a shard's log shows started but not ended: GoogleTest prints
@@ -327,7 +330,8 @@ void name_interrupted_test(Report& report, const sys::ProcessResult& result, con
 // Runs one binary's shards; returns its merged report, or an exit code.
 Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
   const std::string shards_dir = options.report + "/shards";
-  const int shards = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
+  const int shards =
+      std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
   std::vector<ShardProgress> progress(static_cast<std::size_t>(shards));
   std::vector<std::optional<Result<sys::ProcessResult>>> outcomes(static_cast<std::size_t>(shards));
   // Outputs of an earlier run of this binary must not be read as this run's.
@@ -370,7 +374,8 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     std::error_code ec;
     fs::create_directory(shard_temp_dir(i), ec);
     if (ec) {
-      return fail(make_error(ErrorCode::io_error, shard_temp_dir(i), "cannot create the shard's temporary directory: " + ec.message(),
+      return fail(make_error(ErrorCode::io_error, shard_temp_dir(i),
+                             "cannot create the shard's temporary directory: " + ec.message(),
                              "check that TMPDIR (" + sys::temp_root() + ") is writable and has space"));
     }
   }
@@ -440,7 +445,8 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       const std::string& err = result.stderr_text;
       std::size_t at = err.rfind("; fix: ");
       at = at == std::string::npos ? err.rfind("heapgate: ") : err.rfind("heapgate: ", at);
-      std::string why = at == std::string::npos ? err.substr(0, err.find('\n')) : err.substr(at, err.find('\n', at) - at);
+      std::string why =
+          at == std::string::npos ? err.substr(0, err.find('\n')) : err.substr(at, err.find('\n', at) - at);
       std::fprintf(stderr, "heapgate: %s%s exited 2 (bad input or output): %s\n", job.path.c_str(), where.c_str(),
                    why.c_str());
       setup_failed = true;
@@ -448,12 +454,12 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
     }
     // 0 and 1 are GoogleTest's; 5 is the plugin's own end of a run whose
     // test never finished (it wrote the report). Anything else did not finish.
-    const bool ended_early = result.timed_out || result.stopped || result.term_signal != 0 ||
-                             (result.exit_code != 0 && result.exit_code != 1 &&
-                              result.exit_code != exit_status(GateExit::incomplete));
+    const bool ended_early =
+        result.timed_out || result.stopped || result.term_signal != 0 ||
+        (result.exit_code != 0 && result.exit_code != 1 && result.exit_code != exit_status(GateExit::incomplete));
     if (ended_early) {
-      std::string how = result.timed_out       ? "timed out after " + std::to_string(options.timeout_seconds) + " s"
-                        : result.stopped        ? "was stopped (heapgate run was interrupted)"
+      std::string how = result.timed_out          ? "timed out after " + std::to_string(options.timeout_seconds) + " s"
+                        : result.stopped          ? "was stopped (heapgate run was interrupted)"
                         : result.term_signal != 0 ? "died of " + sys::describe_signal(result.term_signal)
                                                   : "exited with status " + std::to_string(result.exit_code);
       std::fprintf(stderr, "heapgate: %s%s %s; the tests it finished are in the report; log: %s/%s.log\n",
@@ -523,7 +529,8 @@ void collect_profiles(const std::string& report_dir, Report& report) {
 }
 
 int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) {
-  if (options.jobs < 1) return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
+  if (options.jobs < 1)
+    return bad("--jobs", std::to_string(options.jobs) + " is not a number of processes", "use --jobs 1 or more");
   // A timeout of 0 s or less would kill every shard before its first test.
   if (options.timeout_seconds < 1) {
     return bad("--timeout", std::to_string(options.timeout_seconds) + " is not a number of seconds",
@@ -541,8 +548,9 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
   } else {
     if (options.command.empty()) {
       // The usage style of the command line's own errors ("heapgate run: ..."), not "heapgate: heapgate run: ...".
-      std::fprintf(stderr, "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], "
-                           "or --ctest-dir DIR\n");
+      std::fprintf(stderr,
+                   "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], "
+                   "or --ctest-dir DIR\n");
       return exit_status(GateExit::usage);
     }
     binaries.push_back(options.command.front());
@@ -620,11 +628,13 @@ int run_all(const RunOptions& options, std::vector<Report>* measured = nullptr) 
       }
     }
     collect_profiles(options.report, report);
-    if (auto written = write_report_files(options.report, report, job.name); !written) return bad_input(written.error());
+    if (auto written = write_report_files(options.report, report, job.name); !written)
+      return bad_input(written.error());
     reports.push_back(std::move(report));
   }
   print_summary(stdout, reports);
-  std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(), options.report.c_str());
+  std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(),
+              options.report.c_str());
   std::fflush(stdout);
   if (measured != nullptr) *measured = reports;
   if (g_stop_requested.load()) {
@@ -700,7 +710,8 @@ int run_calibration(const RunOptions& options) {
     rules.writer = BaselineWriter::calibrate;
     const BaselineWrite write = write_runs_into(*baseline, runs, rules);
     if (!write.blocked.empty()) {
-      return bad_input(make_error(ErrorCode::invalid_argument, path, "not calibrated: " + write.blocked, write.blocked_fix));
+      return bad_input(
+          make_error(ErrorCode::invalid_argument, path, "not calibrated: " + write.blocked, write.blocked_fix));
     }
     const std::map<std::string, BaselineEntry> entries = calibrated_entries(runs);
     std::vector<std::pair<std::string, std::string>> noisy;
@@ -733,7 +744,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   run->add_option("-j,--jobs", options->jobs, "Processes per binary (GoogleTest sharding)")->capture_default_str();
   run->add_flag("--strict", options->strict, "A test that cannot be measured fails in the test binary too");
-  run->add_option("--suppressions", options->suppressions, "Leak suppressions file (leak:<pattern> lines) for the tests");
+  run->add_option("--suppressions", options->suppressions,
+                  "Leak suppressions file (leak:<pattern> lines) for the tests");
   run->add_flag("--allow-unmeasured", options->allow_unmeasured,
                 "Nothing measured (no jemalloc, no profiling) passes instead of exit 3");
   run->add_option("--timeout", options->timeout_seconds,
@@ -766,7 +778,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "Exit codes: 0 pass, 1 regression, leak, budget or failed test, 2 bad usage or input, 3 nothing measured\n"
       "(--strict), 4 --ratchet wrote a baseline, 5 a test binary did not finish (crashed, hung, exited, killed).\n"
       "Example: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
-  run->callback([options, &exit_code] { exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options); });
+  run->callback(
+      [options, &exit_code] { exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options); });
 }
 
 }  // namespace heapgate::runner

@@ -35,10 +35,10 @@ Result<std::string> baseline_path(const std::string& baselines_dir, const std::s
   // The readers check the name already; checked again here, where it becomes
   // a path, so no other way in can write outside the baselines directory.
   if (std::string problem = binary_name_problem(binary); !problem.empty()) {
-    return fail(make_error(ErrorCode::invalid_argument, source,
-                           "the test binary's name \"" + binary.substr(0, 64) + "\" " + problem +
-                               "; expected a plain file name",
-                           "use the report heapgate wrote for the run; a binary's name is never a path"));
+    return fail(make_error(
+        ErrorCode::invalid_argument, source,
+        "the test binary's name \"" + binary.substr(0, 64) + "\" " + problem + "; expected a plain file name",
+        "use the report heapgate wrote for the run; a binary's name is never a path"));
   }
   return baselines_dir + "/" + binary + ".json";
 }
@@ -53,7 +53,8 @@ Result<std::vector<Report>> read_reports(const std::string& dir) {
   }
   DIR* handle = ::opendir(dir.c_str());
   if (handle == nullptr) {
-    return fail(make_error(ErrorCode::io_error, dir, std::string("cannot list the report directory: ") + std::strerror(errno),
+    return fail(make_error(ErrorCode::io_error, dir,
+                           std::string("cannot list the report directory: ") + std::strerror(errno),
                            "pass the --report directory of a heapgate run"));
   }
   std::vector<std::string> files;
@@ -147,7 +148,8 @@ void print_summary(std::FILE* out, const std::vector<Report>& reports) {
         std::count_if(report.tests.begin(), report.tests.end(), [](const TestRecord& r) { return r.gtest_failed; }));
     std::fprintf(out, "%-*s %6zu", static_cast<int>(width), report.run.binary.c_str(), counts.total);
     for (Verdict verdict : kVerdicts) std::fprintf(out, " %11zu", counts[verdict]);
-    std::fprintf(out, " %11zu%s\n", gtest_failed, report.run.complete ? "" : "  (incomplete: the binary did not finish)");
+    std::fprintf(out, " %11zu%s\n", gtest_failed,
+                 report.run.complete ? "" : "  (incomplete: the binary did not finish)");
   }
   for (const Report& report : reports) {
     if (report.run.mode == Mode::off && !report.run.unavailable_reason.empty()) {
@@ -157,7 +159,7 @@ void print_summary(std::FILE* out, const std::vector<Report>& reports) {
       // New tests are counted in the table; listing each would bury the failures.
       if ((record.verdict == Verdict::pass || record.verdict == Verdict::new_test) && !record.gtest_failed) continue;
       const bool interrupted = record.interrupted != Interruption::none;
-      std::string why = interrupted            ? first_line(record.message)
+      std::string why = interrupted           ? first_line(record.message)
                         : record.gtest_failed ? "failed its own assertions"
                                               : first_line(record.message);
       const std::string_view label = interrupted ? to_string(record.interrupted) : to_string(record.verdict);

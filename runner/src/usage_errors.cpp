@@ -17,7 +17,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     for (std::size_t j = 1; j <= b.size(); ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
       d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.size()][b.size()];
@@ -42,7 +43,8 @@ std::vector<std::string> option_names(const CLI::App& command) {
 // CLI11's message starts with a capital and may end in a newline.
 std::string tidy(std::string what) {
   while (!what.empty() && (what.back() == '\n' || what.back() == ' ')) what.pop_back();
-  if (!what.empty() && what.front() >= 'A' && what.front() <= 'Z') what.front() = static_cast<char>(what.front() - 'A' + 'a');
+  if (!what.empty() && what.front() >= 'A' && what.front() <= 'Z')
+    what.front() = static_cast<char>(what.front() - 'A' + 'a');
   return what;
 }
 
@@ -73,8 +75,8 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
       const std::string word = argv[i];
       if (word.empty() || word[0] == '-') continue;
       const std::string near = closest_match(word, verbs);
-      return "heapgate: unknown command \"" + word + "\"; fix: " +
-             (near.empty() ? "use one of " + joined(verbs) : "did you mean `heapgate " + near + "`?") +
+      return "heapgate: unknown command \"" + word +
+             "\"; fix: " + (near.empty() ? "use one of " + joined(verbs) : "did you mean `heapgate " + near + "`?") +
              " (heapgate --help lists them)";
     }
     return "heapgate: " + tidy(error.what()) + "; fix: name a command: " + joined(verbs) + " (heapgate --help)";
@@ -91,8 +93,9 @@ std::string usage_error_message(const CLI::App& app, const CLI::ParseError& erro
     if (extra.size() < 2 || extra[0] != '-') continue;
     const std::string flag = extra.substr(0, extra.find('='));
     const std::string near = closest_match(flag, option_names(command));
-    return "heapgate " + verb + ": unknown option " + flag + "; fix: " +
-           (near.empty() ? std::string("see") : "did you mean " + near + "? See") + " heapgate " + verb + " --help";
+    return "heapgate " + verb + ": unknown option " + flag +
+           "; fix: " + (near.empty() ? std::string("see") : "did you mean " + near + "? See") + " heapgate " + verb +
+           " --help";
   }
   return "heapgate " + verb + ": " + tidy(error.what()) + "; fix: see heapgate " + verb + " --help";
 }

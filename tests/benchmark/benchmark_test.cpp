@@ -180,8 +180,7 @@ TEST(BenchmarkGate, FlagsABenchmarkChangedToAllocateMore) {
   const std::string report_dir = dir + "/report";
   auto gate = heapgate_cli({"bench", "compare", "--baselines", baselines, "--report", report_dir, changed.out_path});
   EXPECT_EQ(gate.exit_code, 1) << gate.stdout_text << gate.stderr_text;
-  EXPECT_NE(gate.stdout_text.find("regressed BM_ThreeAllocations: allocations 3 → 4 (+1, +33.3%)"),
-            std::string::npos)
+  EXPECT_NE(gate.stdout_text.find("regressed BM_ThreeAllocations: allocations 3 → 4 (+1, +33.3%)"), std::string::npos)
       << gate.stdout_text;
   auto report = read_report(report_dir + "/sample_bench.json");
   ASSERT_TRUE(report) << report.error().message();

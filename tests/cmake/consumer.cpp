@@ -27,13 +27,12 @@ int main() {
     return 1;
   }
   const auto mode = heapgate::to_string(result->mode);
-  std::printf("heapgate %s: mode %.*s, allocations %llu (%llu bytes), deallocations %llu, live %llu (%llu bytes)\n",
-              HEAPGATE_VERSION_STRING, static_cast<int>(mode.size()), mode.data(),
-              static_cast<unsigned long long>(result->allocations),
-              static_cast<unsigned long long>(result->allocated_bytes),
-              static_cast<unsigned long long>(result->deallocations),
-              static_cast<unsigned long long>(result->live_allocations),
-              static_cast<unsigned long long>(result->live_bytes));
+  std::printf(
+      "heapgate %s: mode %.*s, allocations %llu (%llu bytes), deallocations %llu, live %llu (%llu bytes)\n",
+      HEAPGATE_VERSION_STRING, static_cast<int>(mode.size()), mode.data(),
+      static_cast<unsigned long long>(result->allocations), static_cast<unsigned long long>(result->allocated_bytes),
+      static_cast<unsigned long long>(result->deallocations), static_cast<unsigned long long>(result->live_allocations),
+      static_cast<unsigned long long>(result->live_bytes));
   int failures = 0;
   auto check = [&failures](bool ok, const char* what) {
     if (!ok) {

@@ -286,14 +286,16 @@ TEST_F(BadInputs, BI10_BadMetric) {
 
 TEST_F(BadInputs, BI11_NegativeNumber) {
   write(dir_ + "/x.heap", kTinyProfile);
-  expect_refused(heapgate_cli({"diff", "--max-stacks", "-3", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
-                 "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got -3; fix: see heapgate diff --help");
+  expect_refused(
+      heapgate_cli({"diff", "--max-stacks", "-3", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
+      "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got -3; fix: see heapgate diff --help");
 }
 
 TEST_F(BadInputs, BI12_NotANumber) {
   write(dir_ + "/x.heap", kTinyProfile);
-  expect_refused(heapgate_cli({"diff", "--max-stacks", "ten", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
-                 "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got ten; fix: see heapgate diff --help");
+  expect_refused(
+      heapgate_cli({"diff", "--max-stacks", "ten", dir_ + "/x.heap", dir_ + "/x.heap"}), 2,
+      "heapgate diff: --max-stacks: a number of stacks from 0 to 999999999, got ten; fix: see heapgate diff --help");
   for (const std::string flag : {"--jobs", "--timeout", "--calibrate"}) {
     expect_refused(heapgate_cli({"run", flag, "abc", "--", HEAPGATE_SAMPLE_SUITE}), 2,
                    "heapgate run: could not convert: " + flag + " = abc; fix: see heapgate run --help");

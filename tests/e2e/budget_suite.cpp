@@ -32,9 +32,7 @@ TEST(Budget, SizeWithUnitsOver) {
   allocate_and_free(3, 64);
 }
 
-TEST(Budget, MalformedSizeFails) {
-  HEAPGATE_LIMIT_PEAK_BYTES("12 parsecs");
-}
+TEST(Budget, MalformedSizeFails) { HEAPGATE_LIMIT_PEAK_BYTES("12 parsecs"); }
 
 TEST(Budget, ScopedBlockOver) {
   allocate_and_free(5, 64);  // setup: outside the block's budget

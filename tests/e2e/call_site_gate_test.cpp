@@ -29,10 +29,9 @@ struct SuiteRun {
 
 SuiteRun run_suite(const fs::path& work, int moved, std::vector<std::string> args = {},
                    std::vector<std::string> env = {}) {
-  std::vector<std::string> argv = {testing::helper_binary("call_site_suite"),
-                                   "--heapgate_report=" + (work / "report").string(),
-                                   "--heapgate_baselines=" + (work / "baselines").string(),
-                                   "--heapgate_gate_call_sites=CallSites.ByFlag"};
+  std::vector<std::string> argv = {
+      testing::helper_binary("call_site_suite"), "--heapgate_report=" + (work / "report").string(),
+      "--heapgate_baselines=" + (work / "baselines").string(), "--heapgate_gate_call_sites=CallSites.ByFlag"};
   argv.insert(argv.end(), args.begin(), args.end());
   sys::ProcessOptions options;
   options.extra_env = {"CALL_SITE_SUITE_MOVED=" + std::to_string(moved)};

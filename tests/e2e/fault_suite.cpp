@@ -39,7 +39,10 @@ TEST(Faults, First) {
   if (std::getenv("FAULT_SUITE_GROW") != nullptr) v.reserve(1000);
   EXPECT_EQ(v.size(), 100u);
 }
-TEST(Faults, Second) { std::string s(300, 'x'); EXPECT_EQ(s.size(), 300u); }
+TEST(Faults, Second) {
+  std::string s(300, 'x');
+  EXPECT_EQ(s.size(), 300u);
+}
 
 TEST(Faults, Trigger) {
   std::vector<int> allocated(50);
@@ -61,6 +64,9 @@ TEST(Faults, Trigger) {
   EXPECT_EQ(allocated.size(), 50u);
 }
 
-TEST(Faults, Later) { std::vector<int> v(10); EXPECT_EQ(v.size(), 10u); }
+TEST(Faults, Later) {
+  std::vector<int> v(10);
+  EXPECT_EQ(v.size(), 10u);
+}
 
 }  // namespace

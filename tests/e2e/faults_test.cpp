@@ -85,12 +85,12 @@ class FullDisk {
   std::string why_not_;
 };
 
-#define REQUIRE_FULL_DISK(disk)                                                 \
-  do {                                                                          \
-    if (!(disk).why_not().empty()) {                                            \
+#define REQUIRE_FULL_DISK(disk)                                                  \
+  do {                                                                           \
+    if (!(disk).why_not().empty()) {                                             \
       if (::heapgate::testing::profiling_required()) FAIL() << (disk).why_not(); \
-      GTEST_SKIP() << (disk).why_not();                                         \
-    }                                                                           \
+      GTEST_SKIP() << (disk).why_not();                                          \
+    }                                                                            \
   } while (0)
 
 class Faults : public ::testing::Test {
@@ -237,7 +237,8 @@ TEST_F(Faults, F05_BaselineWriteFails) {
                                      "FAULT_SUITE_GROW=1"};
   auto updated = suite("", {"--heapgate_update_baselines"}, eio);
   EXPECT_EQ(updated.exit_code, kUsage) << updated.stderr_text;
-  EXPECT_TRUE(contains(updated.stderr_text, "fault_suite.json: write failed: Input/output error")) << updated.stderr_text;
+  EXPECT_TRUE(contains(updated.stderr_text, "fault_suite.json: write failed: Input/output error"))
+      << updated.stderr_text;
   auto accepted = cli({"accept", "--baselines", baselines_, "--report", report_}, eio);
   EXPECT_EQ(accepted.exit_code, kUsage) << accepted.stderr_text;
   expect_baseline(before);
@@ -313,7 +314,8 @@ TEST_F(Faults, F10_RunTimeoutStopsAHungBinary) {
   EXPECT_EQ(run.exit_code, kIncomplete) << run.stderr_text;
   EXPECT_TRUE(contains(run.stderr_text, "timed out after 3 s")) << run.stderr_text;
   const Report report = expect_interrupted_report(Interruption::hung);
-  EXPECT_TRUE(contains(find(report, "Faults.Trigger")->message, "--timeout of 3 s")) << find(report, "Faults.Trigger")->message;
+  EXPECT_TRUE(contains(find(report, "Faults.Trigger")->message, "--timeout of 3 s"))
+      << find(report, "Faults.Trigger")->message;
   expect_baseline(before);
 }
 
@@ -324,7 +326,8 @@ TEST_F(Faults, F11_AShardKilledMidTest) {
     // The suite's first tests take microseconds; Faults.Trigger sleeps a minute.
     for (int i = 0; i < 100; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (auto log = sys::read_file(report_ + "/shards/fault_suite.log"); log && contains(*log, "Faults.Trigger")) break;
+      if (auto log = sys::read_file(report_ + "/shards/fault_suite.log"); log && contains(*log, "Faults.Trigger"))
+        break;
     }
     std::system("pkill -KILL -x fault_suite");
   });
@@ -349,10 +352,11 @@ TEST_F(Faults, F12_RunInterrupted) {
     std::thread interrupter([&] {
       for (int i = 0; i < 100; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        if (auto log = sys::read_file(report_ + "/shards/fault_suite.log"); log && contains(*log, "Faults.Trigger")) break;
+        if (auto log = sys::read_file(report_ + "/shards/fault_suite.log"); log && contains(*log, "Faults.Trigger"))
+          break;
       }
-      std::system((std::string("pkill -") + (signo == SIGINT ? "INT" : "TERM") + " -f '^" + HEAPGATE_CLI_PATH +
-                   " run'").c_str());
+      std::system((std::string("pkill -") + (signo == SIGINT ? "INT" : "TERM") + " -f '^" + HEAPGATE_CLI_PATH + " run'")
+                      .c_str());
     });
     auto run = sys::run_process(args, options);
     interrupter.join();

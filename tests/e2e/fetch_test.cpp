@@ -177,8 +177,9 @@ TEST_F(FetchFromHeapgate, TextFormatIsJeprofText) {
 // other run's profile later.)
 TEST_F(FetchFromHeapgate, ARunStartedMeanwhileIsNotDownloadedInsteadOfOurs) {
   const std::string out = dir_ + "/ours.heap";
-  auto cli = std::async(std::launch::async,
-                        [&] { return fetch({"--url", url_of(t()), "--duration", "30secs", "-o", out}); });
+  auto cli = std::async(std::launch::async, [&] {
+    return fetch({"--url", url_of(t()), "--duration", "30secs", "-o", out});
+  });
   const long long ours = wait_for_active_run(t());
   ASSERT_GT(ours, 0);
   ASSERT_EQ(t().get("/memory-profiler/stop")->status, 200);
@@ -312,8 +313,10 @@ TEST(FetchFailures, ServerError500) {
   });
   const std::string dir = make_temp_dir();
   auto r = fetch({"--url", s.url(), "-o", dir + "/x.heap"});
-  expect_clean_failure(r, dir, s.url() + "/memory-profiler/start: cannot start a run: the server answered 500: "
-                                         "Internal error: boom; fix: see the service's log");
+  expect_clean_failure(r, dir,
+                       s.url() +
+                           "/memory-profiler/start: cannot start a run: the server answered 500: "
+                           "Internal error: boom; fix: see the service's log");
   expect_one_line(r);
 }
 

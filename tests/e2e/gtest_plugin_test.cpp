@@ -31,7 +31,7 @@ struct SuiteRun {
 
 // Runs a sample suite binary with `args` and `env` (KEY=VALUE), reports into `report_dir`.
 SuiteRun run_suite(const std::string& binary, const std::string& report_dir, std::vector<std::string> args,
-              std::vector<std::string> env = {}) {
+                   std::vector<std::string> env = {}) {
   std::vector<std::string> argv = {testing::helper_binary(binary), "--heapgate_report=" + report_dir};
   argv.insert(argv.end(), args.begin(), args.end());
   sys::ProcessOptions options;
@@ -223,7 +223,7 @@ TEST_F(GtestPlugin, BudgetsTakeUnitsAndScopedBudgetsJudgeOneBlock) {
 
   SuiteRun scoped_over = one("ScopedBlockOver");
   EXPECT_EQ(scoped_over.exit_code, 1) << scoped_over.output;
-  EXPECT_NE(scoped_over.output.find("budget_suite.cpp:42: Failure"), std::string::npos) << scoped_over.output;
+  EXPECT_NE(scoped_over.output.find("budget_suite.cpp:40: Failure"), std::string::npos) << scoped_over.output;
   EXPECT_NE(scoped_over.output.find("heapgate: allocations 3 over the budget of 2 (+1) in this block"),
             std::string::npos)
       << scoped_over.output;
@@ -247,8 +247,8 @@ TEST_F(GtestPlugin, ABaselineFromAnotherEnvironmentIsNamed) {
   recorded->fingerprint["compiler"] = "gcc 1.0";
   ASSERT_TRUE(write_baseline(baselines + "/sample_suite.json", *recorded));
 
-  SuiteRun changed = run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines},
-                               {"SAMPLE_EXTRA=2"});
+  SuiteRun changed =
+      run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(changed.exit_code, 1) << changed.output;
   const std::string said = "the baseline was recorded in another environment: compiler gcc 1.0 → " + compiler;
   EXPECT_NE(changed.output.find(said + " (--heapgate_fingerprint=warn)"), std::string::npos) << changed.output;
@@ -286,10 +286,10 @@ TEST_F(GtestPlugin, AGatedRunLeavesNothingInTmpdirAndKeepsTheProfilesItsReportNa
     const std::string tmp = dir_ + "/" + mode + "-tmp";
     const std::string report = dir_ + "/" + mode + "-report";
     fs::create_directories(tmp);
-    SuiteRun run = run_suite("sample_suite", report,
-                             {"--gtest_filter=Sample.Leaks:Sample.OverBudget:Sample.Counted",
-                              std::string("--heapgate_mode=") + mode},
-                             {"TMPDIR=" + tmp});
+    SuiteRun run = run_suite(
+        "sample_suite", report,
+        {"--gtest_filter=Sample.Leaks:Sample.OverBudget:Sample.Counted", std::string("--heapgate_mode=") + mode},
+        {"TMPDIR=" + tmp});
     ASSERT_TRUE(run.has_report);
     EXPECT_EQ(run.exit_code, 1) << run.output;
     EXPECT_EQ(entries_of(tmp), std::vector<std::string>{}) << run.output;
@@ -337,9 +337,9 @@ TEST_F(GtestPlugin, WithoutAReportNothingIsKeptAndTmpdirStaysEmpty) {
     options.extra_env = {"TMPDIR=" + tmp};
     options.unset_env = testing::suite_unset_env();
     options.unset_env.insert(options.unset_env.end(), {"HEAPGATE_REPORT", "HEAPGATE_PROFILES"});
-    auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks",
-                                 std::string("--heapgate_mode=") + mode},
-                                options);
+    auto ran = sys::run_process(
+        {testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks", std::string("--heapgate_mode=") + mode},
+        options);
     ASSERT_TRUE(ran) << ran.error().message();
     EXPECT_EQ(ran->exit_code, 1) << ran->stdout_text << ran->stderr_text;
     EXPECT_NE(ran->stdout_text.find("leak_three_blocks"), std::string::npos) << ran->stdout_text;
@@ -425,7 +425,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, GtestPluginRepeatable, ::testing::Values("counte
 
 TEST_F(GtestPlugin, RepeatMeasuresTheFirstIterationOnce) {
   SuiteRun once = run_suite("sample_suite", dir_ + "/once", {"--gtest_filter=Sample.Counted"});
-  SuiteRun repeated = run_suite("sample_suite", dir_ + "/repeat", {"--gtest_filter=Sample.Counted", "--gtest_repeat=3"});
+  SuiteRun repeated =
+      run_suite("sample_suite", dir_ + "/repeat", {"--gtest_filter=Sample.Counted", "--gtest_repeat=3"});
   ASSERT_TRUE(once.has_report && repeated.has_report);
   EXPECT_EQ(repeated.exit_code, 0) << repeated.output;
   ASSERT_EQ(repeated.report.tests.size(), 1u);
@@ -435,8 +436,8 @@ TEST_F(GtestPlugin, RepeatMeasuresTheFirstIterationOnce) {
 TEST_F(GtestPlugin, SuppressedLeakPasses) {
   const std::string suppressions = dir_ + "/suppressions.txt";
   ASSERT_TRUE(sys::write_file_atomic(suppressions, "# known\nleak:leak_three_blocks\n"));
-  SuiteRun run = run_suite("sample_suite", dir_ + "/r", {"--gtest_filter=Sample.Leaks",
-                                                         "--heapgate_suppressions=" + suppressions});
+  SuiteRun run = run_suite("sample_suite", dir_ + "/r",
+                           {"--gtest_filter=Sample.Leaks", "--heapgate_suppressions=" + suppressions});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   ASSERT_EQ(run.report.tests.size(), 1u);
   EXPECT_EQ(run.report.tests[0].verdict, Verdict::pass);
@@ -487,8 +488,8 @@ TEST_F(GtestPlugin, JUnitReportValidatesAgainstTheJenkinsSchema) {
   }
   SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.Clean:Sample.Leaks:Sample.OverBudget"});
   ASSERT_TRUE(run.has_report);
-  auto lint = sys::run_process({"xmllint", "--noout", "--schema", testing::data_path("junit/junit-10.xsd"),
-                                dir_ + "/sample_suite.junit.xml"});
+  auto lint = sys::run_process(
+      {"xmllint", "--noout", "--schema", testing::data_path("junit/junit-10.xsd"), dir_ + "/sample_suite.junit.xml"});
   ASSERT_TRUE(lint);
   EXPECT_EQ(lint->exit_code, 0) << lint->stderr_text;
   auto xml = sys::read_file(dir_ + "/sample_suite.junit.xml");
@@ -502,19 +503,19 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
   const std::string baselines = dir_ + "/baselines";
   fs::create_directories(baselines);
   const std::string filter = "--gtest_filter=Sample.Clean:Sample.Counted";
-  SuiteRun created = run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines},
-                          {"SAMPLE_EXTRA=2"});
+  SuiteRun created =
+      run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(created.exit_code, 0) << created.output;
   ASSERT_TRUE(fs::exists(baselines + "/sample_suite.json"));
   EXPECT_EQ(find(created.report, "Sample.Counted")->verdict, Verdict::new_test);
 
-  SuiteRun same = run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines},
-                       {"SAMPLE_EXTRA=2"});
+  SuiteRun same =
+      run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_EQ(find(same.report, "Sample.Counted")->verdict, Verdict::pass);
 
-  SuiteRun regressed = run_suite("sample_suite", dir_ + "/r3", {filter, "--heapgate_baselines=" + baselines},
-                            {"SAMPLE_EXTRA=5"});
+  SuiteRun regressed =
+      run_suite("sample_suite", dir_ + "/r3", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=5"});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
   const TestRecord* r = find(regressed.report, "Sample.Counted");
   ASSERT_NE(r, nullptr);
@@ -544,7 +545,7 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
 
   // Accepting the change rewrites the baseline; the next run passes.
   SuiteRun accepted = run_suite("sample_suite", dir_ + "/r5",
-                           {filter, "--heapgate_baselines=" + baselines, "--heapgate_update_baselines"});
+                                {filter, "--heapgate_baselines=" + baselines, "--heapgate_update_baselines"});
   EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
   SuiteRun after = run_suite("sample_suite", dir_ + "/r6", {filter, "--heapgate_baselines=" + baselines});
   EXPECT_EQ(find(after.report, "Sample.Counted")->verdict, Verdict::pass);
@@ -552,8 +553,10 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
 
 TEST_F(GtestPlugin, ShardsMergeIntoTheUnshardedReport) {
   SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {kGoodTests});
-  SuiteRun s0 = run_suite("sample_suite", dir_ + "/shards", {kGoodTests}, {"GTEST_TOTAL_SHARDS=2", "GTEST_SHARD_INDEX=0"});
-  SuiteRun s1 = run_suite("sample_suite", dir_ + "/shards", {kGoodTests}, {"GTEST_TOTAL_SHARDS=2", "GTEST_SHARD_INDEX=1"});
+  SuiteRun s0 =
+      run_suite("sample_suite", dir_ + "/shards", {kGoodTests}, {"GTEST_TOTAL_SHARDS=2", "GTEST_SHARD_INDEX=0"});
+  SuiteRun s1 =
+      run_suite("sample_suite", dir_ + "/shards", {kGoodTests}, {"GTEST_TOTAL_SHARDS=2", "GTEST_SHARD_INDEX=1"});
   ASSERT_TRUE(whole.has_report && s0.has_report && s1.has_report);
   EXPECT_FALSE(s0.report.tests.empty());
   EXPECT_FALSE(s1.report.tests.empty());
@@ -595,7 +598,8 @@ TEST(GtestPluginNoJemalloc, UnavailableIsReportedAndStrictFails) {
   ASSERT_EQ(run.report.tests.size(), 1u);
   EXPECT_EQ(run.report.tests[0].verdict, Verdict::unavailable);
   EXPECT_NE(run.report.run.unavailable_reason.find("jemalloc"), std::string::npos);
-  SuiteRun strict = run_suite("sample_suite_nojemalloc", dir + "/strict", {"--gtest_filter=Sample.Clean", "--heapgate_strict"});
+  SuiteRun strict =
+      run_suite("sample_suite_nojemalloc", dir + "/strict", {"--gtest_filter=Sample.Clean", "--heapgate_strict"});
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
 }
 

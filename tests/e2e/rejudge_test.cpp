@@ -74,7 +74,8 @@ class Rejudge : public ::testing::Test {
     std::vector<std::string> compare{"compare", "--baselines", before, "--report", report, "-o", report + "/again"};
     if (ratchet) compare.push_back("--ratchet");
     const sys::ProcessResult judged = cli(compare);
-    EXPECT_EQ(judged.exit_code, ran.exit_code) << "run:\n" << ran.stdout_text << ran.stderr_text << "\ncompare:\n"
+    EXPECT_EQ(judged.exit_code, ran.exit_code) << "run:\n"
+                                               << ran.stdout_text << ran.stderr_text << "\ncompare:\n"
                                                << judged.stdout_text << judged.stderr_text;
     const auto first = verdicts(report, binary);
     const auto again = verdicts(report + "/again", binary);
@@ -85,7 +86,8 @@ class Rejudge : public ::testing::Test {
         ADD_FAILURE() << name << " is not in the re-judged report";
         continue;
       }
-      EXPECT_EQ(to_string(it->second), to_string(verdict)) << name << "\nrun:\n" << ran.stdout_text << "\ncompare:\n"
+      EXPECT_EQ(to_string(it->second), to_string(verdict)) << name << "\nrun:\n"
+                                                           << ran.stdout_text << "\ncompare:\n"
                                                            << judged.stdout_text;
     }
     return first;
@@ -107,8 +109,8 @@ TEST_F(Rejudge, TheSampleSuiteOnEveryVerdictPath) {
   EXPECT_EQ(regressed["Sample.Counted"], Verdict::regressed);
   expect_same_verdicts("sample_suite", {"--jobs", "2"}, all, {"SAMPLE_EXTRA=2"});
   // Record a heavier test, then improve it and ratchet the improvement.
-  ASSERT_EQ(cli({"run", "--progress", "none", "--baselines", dir_ + "/heavy", "--report", dir_ + "/heavy-report",
-                 "--", testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Counted"},
+  ASSERT_EQ(cli({"run", "--progress", "none", "--baselines", dir_ + "/heavy", "--report", dir_ + "/heavy-report", "--",
+                 testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Counted"},
                 {"SAMPLE_EXTRA=3"})
                 .exit_code,
             0);

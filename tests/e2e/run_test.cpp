@@ -181,8 +181,10 @@ TEST_F(RunGate, ShardedRunEqualsUnshardedRun) {
 }
 
 TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
+  // clang-format off
   std::vector<std::string> args{"run", "--progress", "none", "--baselines", baselines_, "--report", report_,
                                 "--", testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks"};
+  // clang-format on
   auto r = heapgate_cli(args);
   EXPECT_EQ(r.exit_code, 1) << r.stdout_text;
   const Report saved = report();
@@ -253,8 +255,8 @@ TEST_F(RunGate, AcceptRemovesTheTempFileOfAnInterruptedBaselineWrite) {
   EXPECT_TRUE(sys::exists(orphan)) << "only a write of the baseline cleans up";
   auto accepted = heapgate_cli({"accept", "--baselines", baselines_, "--report", report_});
   EXPECT_EQ(accepted.exit_code, 0) << accepted.stderr_text;
-  EXPECT_EQ(accepted.stderr_text, "heapgate: removed 1 stale temporary file of an interrupted write of " + target +
-                                      ": " + orphan + "\n");
+  EXPECT_EQ(accepted.stderr_text,
+            "heapgate: removed 1 stale temporary file of an interrupted write of " + target + ": " + orphan + "\n");
   EXPECT_FALSE(sys::exists(orphan));
   EXPECT_TRUE(sys::exists(fresh));
   EXPECT_TRUE(sys::exists(other));
@@ -267,9 +269,9 @@ TEST_F(RunGate, SuppressionsPassThroughAndTheirSetupErrorsAreExit2) {
   // A suppressed leak passes through `heapgate run --suppressions`.
   const std::string suppressions = dir_ + "/suppressions.txt";
   ASSERT_TRUE(sys::write_file_atomic(suppressions, "leak:leak_three_blocks\n"));
-  auto suppressed = heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_,
-                                  "--suppressions", suppressions, "--", testing::helper_binary("sample_suite"),
-                                  "--gtest_filter=Sample.Leaks"});
+  auto suppressed =
+      heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--suppressions",
+                    suppressions, "--", testing::helper_binary("sample_suite"), "--gtest_filter=Sample.Leaks"});
   EXPECT_EQ(suppressed.exit_code, 0) << suppressed.stdout_text << suppressed.stderr_text;
   // A typo in it stops the run before any test: exit 2, the file and line named.
   ASSERT_TRUE(sys::write_file_atomic(suppressions, "leek:leak_three_blocks\n"));
@@ -367,9 +369,11 @@ TEST_F(RunGate, AcceptRefusesSampledEstimatesOverExactBaselinesUnlessForced) {
 }
 
 TEST_F(RunGate, ACrashIsIncompleteExitFiveNamesTheTestAndKeepsTheFinishedOnes) {
+  // clang-format off
   std::vector<std::string> args{"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--",
                                 testing::helper_binary("sample_suite"),
                                 "--gtest_filter=Sample.Clean:Sample.CrashesOnRequest"};
+  // clang-format on
   auto r = heapgate_cli(args, {"SAMPLE_CRASH=1"});
   EXPECT_EQ(r.exit_code, 5) << r.stdout_text << r.stderr_text;
   EXPECT_NE(r.stderr_text.find("died of signal 6 (SIGABRT)"), std::string::npos) << r.stderr_text;
@@ -491,8 +495,10 @@ TEST(RunBadInput, AReportsBinaryNameNeverLeavesTheBaselinesDirectory) {
   const std::string work = dir + "/work";
   const std::string baselines = work + "/baselines";
   const std::string reports = work + "/report";
+  // clang-format off
   const std::vector<std::string> names = {"../escape/evil", "..", ".", "", "sub/evil", std::string("nul\0evil", 8),
                                           std::string(kMaxBinaryNameLength + 1, 'x')};
+  // clang-format on
   for (const std::string& name : names) {
     std::filesystem::remove_all(work);
     std::filesystem::create_directories(reports);
@@ -556,7 +562,8 @@ TEST(RunBadInput, EachGivesOneClearLineAndExitCode2) {
   EXPECT_NE(unwritable.stderr_text.find(dir + "/file/r"), std::string::npos) << unwritable.stderr_text;
 
   // Malformed and newer baselines stop the run before anything is written.
-  for (const char* content : {"{not json", "{\"binary\": \"sample_suite\", \"schema\": \"heapgate.baseline/9\", \"tests\": {}}"}) {
+  for (const char* content :
+       {"{not json", "{\"binary\": \"sample_suite\", \"schema\": \"heapgate.baseline/9\", \"tests\": {}}"}) {
     const std::string baselines = dir + "/baselines";
     std::filesystem::create_directories(baselines);
     ASSERT_TRUE(sys::write_file_atomic(baselines + "/sample_suite.json", content));

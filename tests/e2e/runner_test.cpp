@@ -63,8 +63,8 @@ TEST_F(RunnerDiff, FoldedOutputToAFile) {
 
 TEST_F(RunnerDiff, SvgIsADifferentialFlameGraphOfTheDiff) {
   const std::string out = dir_ + "/diff.svg";
-  auto r = heapgate_cli({"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "svg", "--metric",
-                         "accum_objects", "-o", out});
+  auto r = heapgate_cli(
+      {"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "svg", "--metric", "accum_objects", "-o", out});
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
   auto svg = sys::read_file(out);
   ASSERT_TRUE(svg);
@@ -78,8 +78,8 @@ TEST_F(RunnerDiff, SvgIsADifferentialFlameGraphOfTheDiff) {
   EXPECT_NE(svg->find("red grew, blue shrank"), std::string::npos);
   EXPECT_EQ(svg->find("steady_work"), std::string::npos);
   // Deterministic: stdout gets the same bytes.
-  auto again = heapgate_cli({"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "svg", "--metric",
-                             "accum_objects"});
+  auto again = heapgate_cli(
+      {"diff", dir_ + "/base.heap", dir_ + "/current.heap", "--format", "svg", "--metric", "accum_objects"});
   EXPECT_EQ(again.exit_code, 0) << again.stderr_text;
   EXPECT_EQ(again.stdout_text, *svg);
 }
@@ -156,8 +156,7 @@ TEST(RunnerUsage, TyposGetDidYouMean) {
 // test, are said for what they are (exit 2), not "0 changed".
 TEST(RunnerUsage, WrongFilesAndEmptyFiltersAreNamed) {
   const std::string dir = testing::make_temp_dir();
-  ASSERT_TRUE(sys::write_file_atomic(dir + "/bench.json",
-                                     R"({"context": {"executable": "b"}, "benchmarks": []})"));
+  ASSERT_TRUE(sys::write_file_atomic(dir + "/bench.json", R"({"context": {"executable": "b"}, "benchmarks": []})"));
   auto html = heapgate_cli({"report", "html", dir + "/bench.json"});
   EXPECT_EQ(html.exit_code, 2);
   EXPECT_NE(html.stderr_text.find("is Google Benchmark's output (--benchmark_out), not a heapgate report"),
@@ -176,7 +175,8 @@ TEST(RunnerUsage, WrongFilesAndEmptyFiltersAreNamed) {
   report.tests = {record};
   std::filesystem::create_directories(dir + "/reports");
   ASSERT_TRUE(sys::write_file_atomic(dir + "/reports/t.json", to_json(report)));
-  auto nothing = heapgate_cli({"accept", "--report", dir + "/reports", "--baselines", dir + "/b", "--tests", "NoSuch.*"});
+  auto nothing =
+      heapgate_cli({"accept", "--report", dir + "/reports", "--baselines", dir + "/b", "--tests", "NoSuch.*"});
   EXPECT_EQ(nothing.exit_code, 2);
   EXPECT_NE(nothing.stderr_text.find("--tests 'NoSuch.*': matches no test in"), std::string::npos)
       << nothing.stderr_text;
@@ -283,8 +283,8 @@ TEST(RunnerReport, MergesShardsAndRendersJUnitAndMarkdown) {
   auto markdown = heapgate_cli({"report", "markdown", dir + "/all.json"});
   EXPECT_EQ(markdown.exit_code, 0);
   EXPECT_NE(markdown.stdout_text.find("Sample.Counted"), std::string::npos);
-  auto two = heapgate_cli({"report", "junit", dir + "/sample_suite.shard-0-of-2.json",
-                           dir + "/sample_suite.shard-1-of-2.json"});
+  auto two = heapgate_cli(
+      {"report", "junit", dir + "/sample_suite.shard-0-of-2.json", dir + "/sample_suite.shard-1-of-2.json"});
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_NE(two.stderr_text.find("merge"), std::string::npos) << two.stderr_text;
 }
@@ -294,9 +294,9 @@ TEST(RunnerReport, RendersAnHtmlPageWithTheLeaksFlameGraph) {
   const std::string dir = testing::make_temp_dir();
   sys::ProcessOptions options;
   options.unset_env = {"MALLOC_CONF", "LD_PRELOAD", "HEAPGATE_MODE"};
-  auto ran = sys::run_process({testing::helper_binary("sample_suite"), "--heapgate_report=" + dir,
-                               "--gtest_filter=Sample.Clean:Sample.Leaks"},
-                              options);
+  auto ran = sys::run_process(
+      {testing::helper_binary("sample_suite"), "--heapgate_report=" + dir, "--gtest_filter=Sample.Clean:Sample.Leaks"},
+      options);
   ASSERT_TRUE(ran) << ran.error().message();
   EXPECT_EQ(ran->exit_code, 1) << ran->stdout_text << ran->stderr_text;
   auto html = heapgate_cli({"report", "html", dir + "/sample_suite.json", "-o", dir + "/report.html"});

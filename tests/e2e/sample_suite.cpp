@@ -104,7 +104,12 @@ TEST(Sample, CrashesOnRequest) {
 TEST(Sample, AssertionFails) { EXPECT_EQ(1, 2) << "this test fails on purpose"; }
 
 TEST(SampleDeathTest, Dies) {
-  EXPECT_DEATH({ allocate_and_free(1, 64); std::abort(); }, "");
+  EXPECT_DEATH(
+      {
+        allocate_and_free(1, 64);
+        std::abort();
+      },
+      "");
 }
 
 template <typename T>

@@ -111,8 +111,8 @@ TEST(ShardedCi, MergedShardsGateAndAcceptLikeOneUnshardedRun) {
     const std::string gated =
         merge(run_shards(root + tag + "-gate", n, root + "/baselines-unsharded"), root + tag + "-gate-merged");
     EXPECT_EQ(verdicts(gated), unsharded);
-    auto compared = heapgate_cli({"compare", "--baselines", root + "/baselines-unsharded", "--report",
-                                  root + tag + "-gate-merged"});
+    auto compared = heapgate_cli(
+        {"compare", "--baselines", root + "/baselines-unsharded", "--report", root + tag + "-gate-merged"});
     EXPECT_EQ(compared.exit_code, 1) << "Sample.Leaks and Sample.OverBudget fail the gate\n" << compared.stdout_text;
   }
 }
@@ -124,7 +124,8 @@ TEST(ShardedCi, BazelsShardingVariablesShardTheSuite) {
   std::vector<std::string> files;
   for (int i = 0; i < 2; ++i) {
     const std::string status = root + "/status-" + std::to_string(i);
-    run({testing::helper_binary("sample_suite"), "--heapgate_report=" + root + "/b", std::string("--gtest_filter=") + kFilter},
+    run({testing::helper_binary("sample_suite"), "--heapgate_report=" + root + "/b",
+         std::string("--gtest_filter=") + kFilter},
         {"TEST_TOTAL_SHARDS=2", "TEST_SHARD_INDEX=" + std::to_string(i), "TEST_SHARD_STATUS_FILE=" + status});
     EXPECT_TRUE(sys::exists(status)) << "Bazel reads this file as: the test honours sharding";
     files.push_back(root + "/b/sample_suite.shard-" + std::to_string(i) + "-of-2.json");

@@ -34,7 +34,9 @@ std::vector<FlagSpec> specs() {
        }},
       {"baselines", false, [](const std::string&, std::string_view) -> Result<void> { return {}; }},
       {"strict", true,
-       [check](const std::string& where, std::string_view v) { return check(heapgate::detail::parse_flag_bool(where, v)); }},
+       [check](const std::string& where, std::string_view v) {
+         return check(heapgate::detail::parse_flag_bool(where, v));
+       }},
       {"top_stacks", false,
        [check](const std::string& where, std::string_view v) {
          return check(heapgate::detail::parse_flag_count(where, v));
@@ -86,6 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   HEAPGATE_FUZZ_CHECK(argc == static_cast<int>(expected_rest.size()) + 1);
   HEAPGATE_FUZZ_CHECK(argv[static_cast<std::size_t>(argc)] == nullptr);
-  for (int i = 1; i < argc; ++i) HEAPGATE_FUZZ_CHECK(expected_rest[static_cast<std::size_t>(i - 1)] == argv[static_cast<std::size_t>(i)]);
+  for (int i = 1; i < argc; ++i)
+    HEAPGATE_FUZZ_CHECK(expected_rest[static_cast<std::size_t>(i - 1)] == argv[static_cast<std::size_t>(i)]);
   return 0;
 }

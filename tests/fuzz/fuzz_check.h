@@ -23,5 +23,4 @@ inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
 }  // namespace heapgate::fuzz
 
 /// Aborts, naming `cond`, when a property of the code under test is false.
-#define HEAPGATE_FUZZ_CHECK(cond) \
-  ((cond) ? (void)0 : ::heapgate::fuzz::property_failed(__FILE__, __LINE__, #cond))
+#define HEAPGATE_FUZZ_CHECK(cond) ((cond) ? (void)0 : ::heapgate::fuzz::property_failed(__FILE__, __LINE__, #cond))

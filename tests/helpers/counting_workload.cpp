@@ -66,8 +66,7 @@ __attribute__((noinline)) void containers() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const heapgate::Mode mode =
-      heapgate::parse_mode(argc > 1 ? argv[1] : "counters").value_or(heapgate::Mode::counters);
+  const heapgate::Mode mode = heapgate::parse_mode(argc > 1 ? argv[1] : "counters").value_or(heapgate::Mode::counters);
   std::vector<void*> keep;
   keep.reserve(16);
   for (int warm = 0; warm < 2; ++warm) {  // lazily initialised statics first
@@ -99,16 +98,16 @@ int main(int argc, char** argv) {
   }
   const std::string described = heapgate::allocator_status().describe();
   const char* source = described.find("heapgate's allocation entry points") != std::string::npos ? "entry_points"
-                       : described.find("jemalloc's hooks") != std::string::npos               ? "jemalloc_hooks"
-                                                                                               : "unknown";
+                       : described.find("jemalloc's hooks") != std::string::npos                 ? "jemalloc_hooks"
+                                                                                                 : "unknown";
   std::printf("source=%s\n", source);
-  std::printf("mode=%s allocations=%llu allocated_bytes=%llu live_allocations=%llu live_bytes=%llu peak_bytes=%llu "
-              "other_thread_allocations=%llu other_thread_bytes=%llu\n",
-              std::string(heapgate::to_string(r->mode)).c_str(), static_cast<unsigned long long>(r->allocations),
-              static_cast<unsigned long long>(r->allocated_bytes),
-              static_cast<unsigned long long>(r->live_allocations), static_cast<unsigned long long>(r->live_bytes),
-              static_cast<unsigned long long>(r->peak_bytes),
-              static_cast<unsigned long long>(r->other_thread_allocations),
-              static_cast<unsigned long long>(r->other_thread_bytes));
+  std::printf(
+      "mode=%s allocations=%llu allocated_bytes=%llu live_allocations=%llu live_bytes=%llu peak_bytes=%llu "
+      "other_thread_allocations=%llu other_thread_bytes=%llu\n",
+      std::string(heapgate::to_string(r->mode)).c_str(), static_cast<unsigned long long>(r->allocations),
+      static_cast<unsigned long long>(r->allocated_bytes), static_cast<unsigned long long>(r->live_allocations),
+      static_cast<unsigned long long>(r->live_bytes), static_cast<unsigned long long>(r->peak_bytes),
+      static_cast<unsigned long long>(r->other_thread_allocations),
+      static_cast<unsigned long long>(r->other_thread_bytes));
   return 0;
 }

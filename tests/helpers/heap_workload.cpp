@@ -96,11 +96,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "heap_workload: %s\n", result.error().message().c_str());
     return 3;
   }
-  std::printf("allocations=%llu allocated_bytes=%llu live_allocations=%llu live_bytes=%llu\n",
-              static_cast<unsigned long long>(result->allocations),
-              static_cast<unsigned long long>(result->allocated_bytes),
-              static_cast<unsigned long long>(result->live_allocations),
-              static_cast<unsigned long long>(result->live_bytes));
+  std::printf(
+      "allocations=%llu allocated_bytes=%llu live_allocations=%llu live_bytes=%llu\n",
+      static_cast<unsigned long long>(result->allocations), static_cast<unsigned long long>(result->allocated_bytes),
+      static_cast<unsigned long long>(result->live_allocations), static_cast<unsigned long long>(result->live_bytes));
   for (void* p : g_kept) std::free(p);
   return 0;
 }

@@ -134,7 +134,8 @@ TEST_F(DiffFiles, EachSideIsReadThroughItsOwnSidecar) {
   bool current_from_disk = false;
   for (const StackDelta& e : diff->entries) {
     for (const FrameName& f : e.frames) {
-      if (f.view().find("::renamed_left(") != std::string_view::npos && e.current.accum_objects == 0) base_renamed = true;
+      if (f.view().find("::renamed_left(") != std::string_view::npos && e.current.accum_objects == 0)
+        base_renamed = true;
       if (f.view().find("::left(") != std::string_view::npos && e.base.accum_objects == 0) current_from_disk = true;
     }
   }

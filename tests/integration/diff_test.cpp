@@ -126,8 +126,8 @@ TEST_F(CrossProcessDiff, IdenticalRunsOfTwoProcessesDoNotDiffer) {
 }
 
 // Hand-built profiles for ordering and rendering.
-NormalizedStack stack(std::vector<FrameName> frames, double live_objects, double live_bytes,
-                      double accum_objects, double accum_bytes) {
+NormalizedStack stack(std::vector<FrameName> frames, double live_objects, double live_bytes, double accum_objects,
+                      double accum_bytes) {
   NormalizedStack s;
   s.frames = std::move(frames);
   s.scaled = ScaledCounts{live_objects, live_bytes, accum_objects, accum_bytes};
@@ -207,10 +207,9 @@ TEST(Diff, SampledProfilesAreMarkedEstimated) {
 // One function picks the explaining stacks of a profile or a diff: the top by
 // live bytes, then the top by allocations, each stack once.
 TEST(TopStacks, TakesTheTopByLiveBytesThenByAllocationsWithoutRepeats) {
-  const NormalizedProfile p = profile_of({stack({"holds", "main"}, 1, 4096, 1, 4096),
-                                          stack({"churns", "main"}, 0, 0, 500, 8000),
-                                          stack({"both", "main"}, 1, 1024, 900, 9000),
-                                          stack({"small", "main"}, 0, 0, 2, 32)});
+  const NormalizedProfile p =
+      profile_of({stack({"holds", "main"}, 1, 4096, 1, 4096), stack({"churns", "main"}, 0, 0, 500, 8000),
+                  stack({"both", "main"}, 1, 1024, 900, 9000), stack({"small", "main"}, 0, 0, 2, 32)});
   const std::vector<StackSample> top = top_stacks(p, 2);
   ASSERT_EQ(top.size(), 3u);
   EXPECT_EQ(top[0].frames, (std::vector<std::string>{"holds", "main"}));

@@ -88,8 +88,8 @@ TEST(HttpClient, StartWaitDownloadStop) {
   ASSERT_TRUE(raw) << raw.error().message();
   EXPECT_TRUE(parse_profile(*raw, "raw")) << raw->substr(0, 80);
   EXPECT_EQ(client.download_url(DownloadKind::raw, started->id),
-            "http://127.0.0.1:" + std::to_string(t.server->port()) + "/memory-profiler/download/raw?id=" +
-                std::to_string(started->id));
+            "http://127.0.0.1:" + std::to_string(t.server->port()) +
+                "/memory-profiler/download/raw?id=" + std::to_string(started->id));
 
   // Another id is not served: the client says so instead of returning the
   // latest run's profile.

@@ -47,7 +47,6 @@ std::string finished_run(TestServer& t) {
   return json::parse(stop->body)["id"].get<std::string>();
 }
 
-
 TEST(HttpDownloads, TextNamesTheWorkloadNotTheAllocator) {
   HEAPGATE_REQUIRE_PROFILING();
   if (!sys::find_program("jeprof")) GTEST_SKIP() << "jeprof missing (apt-get install libjemalloc-dev)";

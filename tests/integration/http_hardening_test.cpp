@@ -214,8 +214,7 @@ TEST(HttpHardening, SlowClientsDoNotDelayState) {
   const double fresh_p99 = percentile(fresh, 0.99);
   std::cout << "/state with " << kSlowClients << " slow clients: kept-alive p50 " << percentile(kept_alive, 0.5)
             << " ms, p99 " << kept_p99 << " ms, max " << percentile(kept_alive, 1.0) << " ms; fresh connections p50 "
-            << percentile(fresh, 0.5) << " ms, p99 " << fresh_p99 << " ms, max " << percentile(fresh, 1.0)
-            << " ms\n";
+            << percentile(fresh, 0.5) << " ms, p99 " << fresh_p99 << " ms, max " << percentile(fresh, 1.0) << " ms\n";
   ::testing::Test::RecordProperty("state_p99_ms_kept_alive", std::to_string(kept_p99));
   ::testing::Test::RecordProperty("state_p99_ms_fresh", std::to_string(fresh_p99));
   EXPECT_LT(kept_p99, 50.0);
@@ -328,8 +327,9 @@ TEST(HttpHardening, OversizedBodyIs413BeforeItIsRead) {
   TestServer t;
   ASSERT_TRUE(t.server);
   RawClient client(t.server->port());
-  ASSERT_TRUE(client.send("POST /memory-profiler/state HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                          "Content-Type: application/octet-stream\r\nContent-Length: 1073741824\r\n\r\n"));
+  ASSERT_TRUE(
+      client.send("POST /memory-profiler/state HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  "Content-Type: application/octet-stream\r\nContent-Length: 1073741824\r\n\r\n"));
   auto res = client.read_response();
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 413);
@@ -352,8 +352,7 @@ TEST(HttpHardening, StreamedOversizedBodyIsRefused) {
   TestServer t;
   ASSERT_TRUE(t.server);
   RawClient client(t.server->port());
-  std::string request =
-      "POST /memory-profiler/start HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1073741824\r\n\r\n";
+  std::string request = "POST /memory-profiler/start HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1073741824\r\n\r\n";
   request += std::string(64 * 1024, 'x');
   client.send(request);  // may fail midway once the server has closed
   auto res = client.read_response();
@@ -365,8 +364,8 @@ TEST(HttpHardening, BodyUpToTheLimitIsServed) {
   TestServer t;
   ASSERT_TRUE(t.server);
   t.client->set_read_timeout(10, 0);
-  auto at_limit = t.client->Post("/memory-profiler/state", std::string(HttpServer::kMaxBodyBytes, 'x'),
-                                 "application/octet-stream");
+  auto at_limit =
+      t.client->Post("/memory-profiler/state", std::string(HttpServer::kMaxBodyBytes, 'x'), "application/octet-stream");
   ASSERT_TRUE(at_limit) << httplib::to_string(at_limit.error());
   EXPECT_EQ(at_limit->status, 200);
   auto over = t.client->Post("/memory-profiler/state", std::string(HttpServer::kMaxBodyBytes + 1, 'x'),
@@ -406,13 +405,13 @@ TEST(HttpHardening, ChunkedBodyIs411) {
   TestServer t;
   ASSERT_TRUE(t.server);
   RawClient client(t.server->port());
-  ASSERT_TRUE(client.send("POST /memory-profiler/state HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                          "0\r\n\r\n"));
+  ASSERT_TRUE(
+      client.send("POST /memory-profiler/state HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "0\r\n\r\n"));
   auto res = client.read_response();
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 411);
-  EXPECT_EQ(res->body,
-            "Transfer-Encoding is not accepted: send the body with Content-Length (at most 65536 bytes).\n");
+  EXPECT_EQ(res->body, "Transfer-Encoding is not accepted: send the body with Content-Length (at most 65536 bytes).\n");
 }
 
 // ---- Methods.
@@ -441,8 +440,9 @@ TEST(HttpHardening, ExpectContinueIsHonoured) {
   TestServer t;
   ASSERT_TRUE(t.server);
   RawClient client(t.server->port());
-  ASSERT_TRUE(client.send("POST /memory-profiler/state HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
-                          "Expect: 100-continue\r\n\r\n"));
+  ASSERT_TRUE(
+      client.send("POST /memory-profiler/state HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+                  "Expect: 100-continue\r\n\r\n"));
   auto interim = client.read_response();
   ASSERT_TRUE(interim);
   EXPECT_EQ(interim->status, 100);
@@ -457,9 +457,10 @@ TEST(HttpHardening, PipelinedRequestsAreAnsweredInOrder) {
   TestServer t;
   ASSERT_TRUE(t.server);
   RawClient client(t.server->port());
-  ASSERT_TRUE(client.send("GET /memory-profiler/state HTTP/1.1\r\nHost: x\r\n\r\n"
-                          "POST /memory-profiler/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab"
-                          "GET /memory-profiler/state HTTP/1.1\r\nHost: x\r\n\r\n"));
+  ASSERT_TRUE(
+      client.send("GET /memory-profiler/state HTTP/1.1\r\nHost: x\r\n\r\n"
+                  "POST /memory-profiler/nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nab"
+                  "GET /memory-profiler/state HTTP/1.1\r\nHost: x\r\n\r\n"));
   auto first = client.read_response();
   auto second = client.read_response();
   auto third = client.read_response();
@@ -531,8 +532,7 @@ TEST(HttpHardening, ErrorAnswersHaveOneLineBodies) {
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
   EXPECT_TRUE(one_line(missing->body)) << missing->body;
-  EXPECT_EQ(missing->body.rfind("Not found: '/memory-profiler/nope' is not an endpoint; use /memory-profiler/", 0),
-            0u)
+  EXPECT_EQ(missing->body.rfind("Not found: '/memory-profiler/nope' is not an endpoint; use /memory-profiler/", 0), 0u)
       << missing->body;
   auto missing_post = t.client->Post("/nope");
   ASSERT_TRUE(missing_post);

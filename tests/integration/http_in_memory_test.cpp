@@ -89,8 +89,7 @@ TEST(HttpInMemory, AnswersByteForByteAsTheServerOnLoopback) {
       "DELETE /memory-profiler/stop HTTP/1.1\r\n" + auth + "\r\n",
       "GET /memory-profiler/state HTTP/1.1\r\nAuthorization: Bearer wrong\r\n\r\n",
       // Pipelined: both answered, in order.
-      "GET /memory-profiler/statistics HTTP/1.1\r\n" + auth + "\r\nGET /heapgate/diff HTTP/1.1\r\n" + auth +
-          "\r\n",
+      "GET /memory-profiler/statistics HTTP/1.1\r\n" + auth + "\r\nGET /heapgate/diff HTTP/1.1\r\n" + auth + "\r\n",
       // Refused by the framing: one answer, then the connection closes.
       "GET /memory-profiler/state HTTP/1.1\n\n",
       "BREW /memory-profiler/state HTTP/1.1\r\n\r\n",

@@ -67,8 +67,9 @@ TEST(HttpDuration, ParsesStoutSyntax) {
   EXPECT_EQ(*detail::parse_mesos_duration("5mins"), minutes(5));
   EXPECT_EQ(*detail::parse_mesos_duration("1.5secs"), milliseconds(1500));
   EXPECT_EQ(*detail::parse_mesos_duration("600"), seconds(600));  // heapgate's extension
-  EXPECT_EQ(detail::parse_mesos_duration("600x").error(),
-            "Unknown duration unit 'x'; supported units are 'ns', 'us', 'ms', 'secs', 'mins', 'hrs', 'days', and 'weeks'");
+  EXPECT_EQ(
+      detail::parse_mesos_duration("600x").error(),
+      "Unknown duration unit 'x'; supported units are 'ns', 'us', 'ms', 'secs', 'mins', 'hrs', 'days', and 'weeks'");
   EXPECT_EQ(detail::parse_mesos_duration("-5mins").error(), "Failed to convert '' to number");
   EXPECT_EQ(detail::parse_mesos_duration("").error(), "Invalid duration ''");
   EXPECT_EQ(detail::parse_mesos_duration("1.2.3secs").error(), "Failed to convert '1.2.3' to number");
@@ -91,8 +92,8 @@ TEST(HttpProfiler, StartStopAndRawDownloadIsHeapV2ThatJeprofReads) {
   EXPECT_EQ(started["remaining_seconds"], "60");
   EXPECT_EQ(started["message"],
             "Successfully started new heap profiling run. After the remaining time elapses, download the generated "
-            "profile at '/memory-profiler/download/raw?id=" + ids +
-                "'. Visit '/memory-profiler/stop' to stop collection earlier.");
+            "profile at '/memory-profiler/download/raw?id=" +
+                ids + "'. Visit '/memory-profiler/stop' to stop collection earlier.");
   allocate_during_run();
 
   json stopped = stop_ok(t);
@@ -373,8 +374,8 @@ TEST(HttpProfiler, ClientDisconnectingMidDownloadLeavesServerHealthy) {
     ::close(fd);  // mid-download
   }
   EXPECT_EQ(body_of(t, "/memory-profiler/download/raw", 200).rfind("heap_v2/", 0), 0u);
-  EXPECT_EQ(json::parse(body_of(t, "/memory-profiler/state", 200))["memory_profiler"]["current_run"]["remaining_seconds"],
-            0);
+  EXPECT_EQ(
+      json::parse(body_of(t, "/memory-profiler/state", 200))["memory_profiler"]["current_run"]["remaining_seconds"], 0);
 }
 
 TEST(HttpProfiler, BearerToken) {

@@ -199,9 +199,9 @@ TEST(Jeprof, CommandLineIsFormatExtrasBaseBinaryProfile) {
   o.format = JeprofFormat::collapsed;
   o.extra_args = {"--inuse_objects", "--exclude=gtest"};
   o.jeprof_program = "/opt/jeprof";
-  EXPECT_EQ(jeprof_command(o), (std::vector<std::string>{"/opt/jeprof", "--collapsed", "--inuse_objects",
-                                                         "--exclude=gtest", "--base=/tmp/b.heap", "/bin/prog",
-                                                         "/tmp/p.heap"}));
+  EXPECT_EQ(jeprof_command(o),
+            (std::vector<std::string>{"/opt/jeprof", "--collapsed", "--inuse_objects", "--exclude=gtest",
+                                      "--base=/tmp/b.heap", "/bin/prog", "/tmp/p.heap"}));
   o.base.reset();
   o.format = JeprofFormat::svg;
   o.extra_args.clear();

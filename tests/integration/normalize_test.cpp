@@ -25,7 +25,9 @@ int g_leak_line = 0;
 void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 
 __attribute__((noinline)) void normalize_leak(std::vector<void*>& keep) {
+  // clang-format off
   void* p = std::malloc(700); g_leak_line = __LINE__;  // NOLINT: one line, so __LINE__ is the call's
+  // clang-format on
   escape(p);
   keep.push_back(p);
 }
@@ -103,7 +105,8 @@ TEST(Normalize, DropsFrameworkFramesOfARealTest) {
   const NormalizedProfile normalized = normalize_profile(*profile, symbolizer);
   SCOPED_TRACE(describe(normalized));
 
-  const std::string test_body = "heapgate::(anonymous namespace)::Normalize_DropsFrameworkFramesOfARealTest_Test::TestBody()";
+  const std::string test_body =
+      "heapgate::(anonymous namespace)::Normalize_DropsFrameworkFramesOfARealTest_Test::TestBody()";
   for (const auto& s : normalized.stacks) {
     ASSERT_FALSE(s.frames.empty());
     for (const auto& f : s.frames) {
@@ -129,9 +132,10 @@ TEST(Normalize, DropsFrameworkFramesOfARealTest) {
   // malloc: exactly the test's function, then its TestBody.
   const NormalizedStack* leak = find_stack(normalized, "normalize_leak");
   ASSERT_NE(leak, nullptr);
-  EXPECT_EQ(leak->frames, (std::vector<FrameName>{
-                              "heapgate::(anonymous namespace)::normalize_leak(std::vector<void*, std::allocator<void*> >&)",
-                              test_body}));
+  EXPECT_EQ(
+      leak->frames,
+      (std::vector<FrameName>{
+          "heapgate::(anonymous namespace)::normalize_leak(std::vector<void*, std::allocator<void*> >&)", test_body}));
   EXPECT_EQ(leak->counts.live_objects, 1u);
   EXPECT_EQ(leak->counts.accum_objects, 1u);
   EXPECT_EQ(leak->scaled.live_bytes, static_cast<double>(leak->counts.live_bytes));
@@ -204,8 +208,8 @@ Profile fake_profile() {
   p.stacks.push_back(record({0x1100, 0x1200, 0x10100, 0x10200}, {1, 64, 2, 128}));
   p.stacks.push_back(record({0x1300, 0x1400, 0x10100, 0x10200}, {3, 192, 5, 320}));
   p.stacks.push_back(record({0x1100, 0x10500}, {0, 0, 1, 16}));
-  p.stacks.push_back(record({0x1100, 0x1200}, {2, 32, 2, 32}));            // allocator frames only
-  p.stacks.push_back(record({0x1100, 0x50000, 0x10200}, {1, 8, 1, 8}));     // 0x50000: in no mapping
+  p.stacks.push_back(record({0x1100, 0x1200}, {2, 32, 2, 32}));          // allocator frames only
+  p.stacks.push_back(record({0x1100, 0x50000, 0x10200}, {1, 8, 1, 8}));  // 0x50000: in no mapping
   for (const auto& r : p.stacks) {
     p.totals.live_objects += r.counts.live_objects;
     p.totals.live_bytes += r.counts.live_bytes;

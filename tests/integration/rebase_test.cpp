@@ -54,8 +54,10 @@ class ScopedEnv {
     ::setenv(name, value.c_str(), 1);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -210,9 +212,8 @@ TEST_F(TwoRuns, WithoutRebaseTheSharedStacksDoNotCancel) {
   // the current layout does not map, so the current steady_work stays whole...
   EXPECT_EQ(flat_of(raw, "steady_work"), 210);
   // ...and the base's shows up as a negative, unsymbolized address.
-  EXPECT_TRUE(std::any_of(raw.lines.begin(), raw.lines.end(), [](const JeprofTextLine& l) {
-    return testing::is_address(l.name) && l.flat == -210;
-  }));
+  EXPECT_TRUE(std::any_of(raw.lines.begin(), raw.lines.end(),
+                          [](const JeprofTextLine& l) { return testing::is_address(l.name) && l.flat == -210; }));
 }
 
 TEST_F(TwoRuns, ADifferentFileAtTheSamePathIsAConflict) {
@@ -293,8 +294,7 @@ TEST(Rebase, MovesEachKindOfFrameAsDocumented) {
       });
   Profile current = layout(
       {
-          map(0x7000, 0x8000, "r--p", 0x0, 10, "/bin/app"),
-          map(0x8000, 0xa000, "r-xp", 0x1000, 10, "/bin/app"),
+          map(0x7000, 0x8000, "r--p", 0x0, 10, "/bin/app"), map(0x8000, 0xa000, "r-xp", 0x1000, 10, "/bin/app"),
           map(0x50000, 0x52000, "r-xp", 0x5000, 30, "/lib/libx.so"),
           map(0x70000, 0x71000, "r-xp", 0x0, 99, "/lib/unused.so"),  // rebuilt, but no base frame uses it
       },
@@ -305,8 +305,7 @@ TEST(Rebase, MovesEachKindOfFrameAsDocumented) {
   // the end of the code mapping: found at 0x3fff, moved to 0xa000. The deleted
   // libx.so is the same file (same inode) as current's libx.so.
   EXPECT_EQ(r->profile.stacks[0].frames, (std::vector<std::uint64_t>{0x8100, 0xa000, 0x50010}));
-  EXPECT_EQ(r->profile.stacks[1].frames,
-            (std::vector<std::uint64_t>{0x8200, 0x10010, 0x20010, 0x30010, 0x999999, 0}));
+  EXPECT_EQ(r->profile.stacks[1].frames, (std::vector<std::uint64_t>{0x8200, 0x10010, 0x20010, 0x30010, 0x999999, 0}));
   EXPECT_EQ(r->total_frames, 9u);
   EXPECT_EQ(r->rebased_frames, 4u);
   EXPECT_EQ(r->unmapped_frames, 5u);

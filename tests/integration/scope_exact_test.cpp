@@ -123,12 +123,18 @@ TEST(ExactMode, RestoresProfilingStateAfterwards) {
   ASSERT_TRUE(lg_before);
   // Through jemalloc's profiler: on for the scope, off after it.
   ::setenv("HEAPGATE_EXACT_STACKS", "jemalloc", 1);
-  { ProfileScope scope{"x", ScopeOptions{Mode::exact}}; EXPECT_TRUE(*jemalloc::prof_active()); }
+  {
+    ProfileScope scope{"x", ScopeOptions{Mode::exact}};
+    EXPECT_TRUE(*jemalloc::prof_active());
+  }
   ::unsetenv("HEAPGATE_EXACT_STACKS");
   EXPECT_FALSE(*jemalloc::prof_active());
   EXPECT_EQ(*jemalloc::prof_lg_sample(), *lg_before);
   // Through the hooks (the default): jemalloc's profiler is never switched on.
-  { ProfileScope scope{"y", ScopeOptions{Mode::exact}}; EXPECT_EQ(scope.mode(), Mode::exact); }
+  {
+    ProfileScope scope{"y", ScopeOptions{Mode::exact}};
+    EXPECT_EQ(scope.mode(), Mode::exact);
+  }
   EXPECT_FALSE(*jemalloc::prof_active());
 }
 

@@ -203,7 +203,7 @@ TEST_P(ScopeTest, CountsNewAndDeleteOfObjects) {
   };
   ScopeResult r = measure([&] {
     std::vector<std::unique_ptr<Widget>> widgets;
-    widgets.reserve(10);                                             // 1 allocation of 80 bytes
+    widgets.reserve(10);                                                         // 1 allocation of 80 bytes
     for (int i = 0; i < 10; ++i) widgets.push_back(std::make_unique<Widget>());  // 10 of 48
   });
   EXPECT_EQ(r.allocations, 11u);
@@ -251,7 +251,7 @@ TEST_P(ScopeTest, ReallocInPlaceCountsTheOldSizeFreed) {
 // class boundaries, up to one above the largest size rounded without asking
 // jemalloc; every other block is freed inside the scope.
 TEST_P(ScopeTest, SizedFreesCountTheUsableSize) {
-  const std::size_t sizes[] = {1,    8,    9,    16,    17,    100,    128,    129,   1000,
+  const std::size_t sizes[] = {1,    8,    9,    16,    17,    100,    128,      129,           1000,
                                1025, 4096, 4097, 14337, 20000, 100000, 4u << 20, (4u << 20) + 1};
   std::vector<std::pair<void*, std::size_t>> kept;
   kept.reserve(std::size(sizes));
@@ -356,7 +356,9 @@ TEST_P(ScopeTest, DestructorFinishesSilentlyWhenAllIsWell) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ScopeTest, ::testing::ValuesIn(modes_under_test()),
-                         [](const ::testing::TestParamInfo<Mode>& param) { return std::string(to_string(param.param)); });
+                         [](const ::testing::TestParamInfo<Mode>& param) {
+                           return std::string(to_string(param.param));
+                         });
 
 TEST(AllocatorStatus, DetectsJemalloc) {
   const AllocatorStatus& s = allocator_status();

@@ -31,19 +31,25 @@ int g_call_line = 0;
 void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
 
 __attribute__((noinline)) void symbolizer_test_leak(std::vector<void*>& keep) {
+  // clang-format off
   void* p = std::malloc(4000); g_leak_line = __LINE__;  // NOLINT: one line, so __LINE__ is the call's
+  // clang-format on
   escape(p);
   keep.push_back(p);
 }
 
 __attribute__((always_inline)) inline void* inlined_allocation(std::size_t n) {
+  // clang-format off
   void* p = std::malloc(n); g_inline_line = __LINE__;  // NOLINT
+  // clang-format on
   escape(p);
   return p;
 }
 
 __attribute__((noinline)) void calls_inlined(std::vector<void*>& keep) {
+  // clang-format off
   void* p = inlined_allocation(6000); g_call_line = __LINE__;  // NOLINT
+  // clang-format on
   keep.push_back(p);
 }
 
@@ -158,8 +164,8 @@ TEST_F(SymbolizerInProcess, NamesANoinlineFunctionWithFileAndLine) {
   EXPECT_TRUE(contains(a2l[1], "symbolizer_test.cpp:" + std::to_string(g_leak_line))) << a2l[1];
   Dl_info info{};
   ASSERT_NE(dladdr(reinterpret_cast<void*>(&symbolizer_test_leak), &info), 0);
-  const auto function_offset = reinterpret_cast<std::uintptr_t>(&symbolizer_test_leak) -
-                               reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+  const auto function_offset =
+      reinterpret_cast<std::uintptr_t>(&symbolizer_test_leak) - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
   EXPECT_GT(loc.offset, function_offset);
   EXPECT_LT(loc.offset, function_offset + 256);
 
@@ -182,7 +188,8 @@ TEST_F(SymbolizerInProcess, ShowsAnAlwaysInlineFunctionAsAnInlinedFrame) {
   EXPECT_EQ(loc.frames[0].line, static_cast<std::uint32_t>(g_inline_line));
   EXPECT_TRUE(ends_with(loc.frames[0].file, "symbolizer_test.cpp")) << loc.frames[0].file;
   // The function it was inlined into, at the line of the inlined call.
-  EXPECT_EQ(loc.frames[1].function, "(anonymous namespace)::calls_inlined(std::vector<void*, std::allocator<void*> >&)");
+  EXPECT_EQ(loc.frames[1].function,
+            "(anonymous namespace)::calls_inlined(std::vector<void*, std::allocator<void*> >&)");
   EXPECT_FALSE(loc.frames[1].inlined);
   EXPECT_EQ(loc.frames[1].line, static_cast<std::uint32_t>(g_call_line));
   EXPECT_TRUE(ends_with(loc.frames[1].file, "symbolizer_test.cpp")) << loc.frames[1].file;
@@ -300,7 +307,8 @@ TEST(Symbolizer, SymbolizesANonPieExecutable) {
   const heapgate::Location& loc = *found->location;
   EXPECT_EQ(loc.module, binary);
   EXPECT_EQ(loc.build_id, build_id_of(binary));
-  EXPECT_EQ(loc.frames.back().function, "(anonymous namespace)::nopie_leak(std::vector<void*, std::allocator<void*> >&)");
+  EXPECT_EQ(loc.frames.back().function,
+            "(anonymous namespace)::nopie_leak(std::vector<void*, std::allocator<void*> >&)");
   EXPECT_TRUE(ends_with(loc.frames.back().file, "/tests/helpers/symbols/nopie_dump.cpp"));
   EXPECT_EQ("line=" + std::to_string(loc.frames.back().line) + "\n", out);
   EXPECT_EQ(found->record->counts.live_objects, 3u);

@@ -167,7 +167,10 @@ TEST(Unwinder, ExactScopesRecordStacksWithoutJemallocsProfiler) {
 
 TEST(Unwinder, SameNormalizedStacksAsJemallocsOwn) {
   REQUIRE_LIBUNWIND();
-  { ProfileScope warm_up{"warm-up", ScopeOptions{Mode::exact}}; workload(); }  // lazily initialised statics
+  {
+    ProfileScope warm_up{"warm-up", ScopeOptions{Mode::exact}};
+    workload();
+  }  // lazily initialised statics
   const std::string with_default = folded_stacks(StackSource::jemalloc_default);
   const std::string with_libunwind = folded_stacks(StackSource::jemalloc_libunwind);
   const std::string with_hooks = folded_stacks(StackSource::hooks);

@@ -50,8 +50,8 @@ GatedRun run_gated(const std::string& dir, int index, const std::vector<std::str
   if (!ran) return run;
   run.finished = !ran->timed_out && ran->term_signal == 0;
   run.exit_code = ran->exit_code;
-  run.output = ran->stdout_text.substr(ran->stdout_text.size() > 4000 ? ran->stdout_text.size() - 4000 : 0) +
-               ran->stderr_text;
+  run.output =
+      ran->stdout_text.substr(ran->stdout_text.size() > 4000 ? ran->stdout_text.size() - 4000 : 0) + ran->stderr_text;
   auto report = read_report(report_dir + "/echo_suite.json");
   EXPECT_TRUE(report) << (report ? "" : report.error().message());
   if (!report) return run;
@@ -73,8 +73,8 @@ TEST(EchoGate, ThreadedSuiteRunsUnderTheGateAgainAndAgainWithTheSameCounts) {
     EXPECT_EQ(run.exit_code, 0) << "run " << i << ":\n" << run.output;
     ASSERT_EQ(run.metrics.size(), 500u) << "run " << i;
     for (const auto& [name, verdict] : run.verdicts) {
-      EXPECT_TRUE(verdict == Verdict::pass || verdict == Verdict::new_test) << "run " << i << ": " << name << " "
-                                                                           << to_string(verdict);
+      EXPECT_TRUE(verdict == Verdict::pass || verdict == Verdict::new_test)
+          << "run " << i << ": " << name << " " << to_string(verdict);
     }
   }
   for (std::size_t i = 1; i < done.size(); ++i) {

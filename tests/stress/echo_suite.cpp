@@ -84,10 +84,13 @@ class Worker {
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_t id;
-    if (pthread_create(&id, &attr, [](void* self) -> void* {
-          static_cast<Worker*>(self)->run();
-          return nullptr;
-        }, this) != 0) {
+    if (pthread_create(
+            &id, &attr,
+            [](void* self) -> void* {
+              static_cast<Worker*>(self)->run();
+              return nullptr;
+            },
+            this) != 0) {
       done_.store(true);
     }
     pthread_attr_destroy(&attr);
@@ -121,8 +124,7 @@ class EchoServer {
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof address;
-    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(listener_, 16) != 0 ||
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(listener_, 16) != 0 ||
         ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
       return;
     }

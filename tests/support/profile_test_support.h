@@ -32,8 +32,8 @@ inline Result<std::string> run_heap_workload(const std::string& dump, int extra,
   sys::ProcessOptions options;
   options.unset_env = {"MALLOC_CONF", "LD_PRELOAD"};
   options.timeout = std::chrono::seconds(30);
-  std::vector<std::string> argv = {helper_binary("heap_workload"), "--dump", dump,
-                                   "--extra", std::to_string(extra), "--leak", std::to_string(leak)};
+  std::vector<std::string> argv = {
+      helper_binary("heap_workload"), "--dump", dump, "--extra", std::to_string(extra), "--leak", std::to_string(leak)};
   auto run = sys::run_process(argv, options);
   if (!run) return fail(run.error());
   if (run->exit_code != 0) {
@@ -86,11 +86,11 @@ inline bool is_address(std::string_view name) {
 
 /// Skips (locally) or fails (HEAPGATE_REQUIRE_PROFILING=1, as in CI) unless
 /// `program` is on PATH.
-#define HEAPGATE_REQUIRE_PROGRAM(program)                                               \
-  do {                                                                                  \
+#define HEAPGATE_REQUIRE_PROGRAM(program)                                                   \
+  do {                                                                                      \
     const std::string heapgate_why_ = ::heapgate::testing::program_missing_reason(program); \
-    if (!heapgate_why_.empty()) {                                                       \
-      if (::heapgate::testing::profiling_required()) FAIL() << heapgate_why_;           \
-      GTEST_SKIP() << heapgate_why_;                                                    \
-    }                                                                                   \
+    if (!heapgate_why_.empty()) {                                                           \
+      if (::heapgate::testing::profiling_required()) FAIL() << heapgate_why_;               \
+      GTEST_SKIP() << heapgate_why_;                                                        \
+    }                                                                                       \
   } while (0)

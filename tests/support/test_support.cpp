@@ -57,7 +57,8 @@ std::string data_path(const std::string& relative) { return std::string(HEAPGATE
 std::string helper_binary(const std::string& name) { return std::string(HEAPGATE_TEST_BINARY_DIR) + "/" + name; }
 
 std::vector<std::string> suite_unset_env() {
-  return {"MALLOC_CONF", "LD_PRELOAD", "GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "HEAPGATE_MODE", "HEAPGATE_REEXECUTED"};
+  return {"MALLOC_CONF",       "LD_PRELOAD",    "GTEST_TOTAL_SHARDS",
+          "GTEST_SHARD_INDEX", "HEAPGATE_MODE", "HEAPGATE_REEXECUTED"};
 }
 
 }  // namespace heapgate::testing

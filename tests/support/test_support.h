@@ -32,13 +32,13 @@ std::vector<std::string> suite_unset_env();
 
 /// Skips (locally) or fails (HEAPGATE_REQUIRE_PROFILING=1, as in CI) the
 /// current test unless `mode` works in this process.
-#define HEAPGATE_REQUIRE_MODE(mode)                                           \
-  do {                                                                        \
+#define HEAPGATE_REQUIRE_MODE(mode)                                                       \
+  do {                                                                                    \
     const std::string heapgate_why_ = ::heapgate::testing::mode_unavailable_reason(mode); \
-    if (!heapgate_why_.empty()) {                                             \
-      if (::heapgate::testing::profiling_required()) FAIL() << heapgate_why_; \
-      GTEST_SKIP() << heapgate_why_;                                          \
-    }                                                                         \
+    if (!heapgate_why_.empty()) {                                                         \
+      if (::heapgate::testing::profiling_required()) FAIL() << heapgate_why_;             \
+      GTEST_SKIP() << heapgate_why_;                                                      \
+    }                                                                                     \
   } while (0)
 
 /// Requires `exact` mode: jemalloc profiling of every allocation.

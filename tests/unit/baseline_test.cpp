@@ -155,8 +155,8 @@ TEST(Baseline, MalformedInputNamesPathPointerExpectationAndFix) {
   const Malformed cases[] = {
       {"truncated", R"({"schema": "heapgate.baseline/1", "tests": {"A.B": {"mo)", "a.json:1:", "not valid JSON",
        "restore"},
-      {"truncated on line 3", "{\n  \"schema\": \"heapgate.baseline/1\",\n  \"tests\": {", "a.json:3:",
-       "not valid JSON", ""},
+      {"truncated on line 3", "{\n  \"schema\": \"heapgate.baseline/1\",\n  \"tests\": {",
+       "a.json:3:", "not valid JSON", ""},
       {"empty file", "", "a.json:1:1", "empty", ""},
       {"count as string", with_metrics(R"("5")"), "a.json: /tests/Suite.Test/metrics/allocations",
        R"(expected an unsigned integer, got "5")", "without quotes"},
@@ -174,8 +174,8 @@ TEST(Baseline, MalformedInputNamesPathPointerExpectationAndFix) {
        with_entry(R"({"mode": "exact", "metrics": {"allocations": 1, "allocated_bytes": 1, "live_allocations": 0, )"
                   R"("live_bytes": 0}})"),
        "a.json: /tests/Suite.Test/metrics/peak_bytes", "required key \"peak_bytes\" is missing", "add it"},
-      {"newer schema", R"({"schema": "heapgate.baseline/2", "tests": {}, "weights": []})", "a.json: /schema",
-       "newer", "upgrade heapgate"},
+      {"newer schema", R"({"schema": "heapgate.baseline/2", "tests": {}, "weights": []})", "a.json: /schema", "newer",
+       "upgrade heapgate"},
       {"another schema", R"({"schema": "heapgate.report/1", "tests": {}})", "a.json: /schema",
        R"(expected schema "heapgate.baseline/1", got "heapgate.report/1")", "re-record"},
       {"no schema", R"({"tests": {}})", "a.json: /schema", "required key \"schema\"", ""},
@@ -195,7 +195,8 @@ TEST(Baseline, MalformedInputNamesPathPointerExpectationAndFix) {
        "a.json: /tests/Suite.Test/top_stack", "unknown key \"top_stack\"", "spelling"},
       {"stack not a string", with_entry("{\"mode\": \"exact\", " + kGoodMetrics + R"(, "top_stacks": [1]})"),
        "a.json: /tests/Suite.Test/top_stacks/0", "expected a string, got 1", ""},
-      {"slash in test name is escaped", with_metrics("true", "Inst/P.T~1"), "a.json: /tests/Inst~1P.T~01/metrics/allocations", "got true", ""},
+      {"slash in test name is escaped", with_metrics("true", "Inst/P.T~1"),
+       "a.json: /tests/Inst~1P.T~01/metrics/allocations", "got true", ""},
   };
   for (const Malformed& c : cases) {
     auto b = parse_baseline_json(c.text, "a.json");

@@ -79,8 +79,8 @@ TEST(BaselineWriter, EveryPathRefusesTheSame) {
   const std::vector<const char*> refused_everywhere = {"K.own_failure", "K.unmeasured", "K.off", "K.interrupted"};
   const std::vector<std::string> reasons = {"it failed its own assertions", "nothing was measured",
                                             "nothing was measured", "it did not finish"};
-  for (BaselineWriter writer : {BaselineWriter::first_run, BaselineWriter::update, BaselineWriter::accept,
-                                BaselineWriter::ratchet}) {
+  for (BaselineWriter writer :
+       {BaselineWriter::first_run, BaselineWriter::update, BaselineWriter::accept, BaselineWriter::ratchet}) {
     Baseline baseline = exact_baseline();
     BaselineWriteRules rules;
     rules.writer = writer;
@@ -105,8 +105,8 @@ TEST(BaselineWriter, EveryPathRefusesTheSame) {
 }
 
 TEST(BaselineWriter, ARunThatDidNotFinishWritesNothing) {
-  for (BaselineWriter writer : {BaselineWriter::first_run, BaselineWriter::update, BaselineWriter::accept,
-                                BaselineWriter::ratchet}) {
+  for (BaselineWriter writer :
+       {BaselineWriter::first_run, BaselineWriter::update, BaselineWriter::accept, BaselineWriter::ratchet}) {
     Report run = every_kind();
     run.run.complete = false;
     Baseline baseline = exact_baseline();

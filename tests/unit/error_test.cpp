@@ -9,14 +9,12 @@ namespace heapgate {
 namespace {
 
 TEST(Error, MessageNamesWhereWhatAndFix) {
-  Error e = make_error(ErrorCode::parse_error, "baselines/a.json:12", "tolerance.live_bytes: expected a number, got \"5%\"",
-                       "write 0.05");
+  Error e = make_error(ErrorCode::parse_error, "baselines/a.json:12",
+                       "tolerance.live_bytes: expected a number, got \"5%\"", "write 0.05");
   EXPECT_EQ(e.message(), "baselines/a.json:12: tolerance.live_bytes: expected a number, got \"5%\"; fix: write 0.05");
 }
 
-TEST(Error, MessageWithoutWhereOrFix) {
-  EXPECT_EQ(make_error(ErrorCode::internal, "", "boom").message(), "boom");
-}
+TEST(Error, MessageWithoutWhereOrFix) { EXPECT_EQ(make_error(ErrorCode::internal, "", "boom").message(), "boom"); }
 
 TEST(Error, CodeNamesAreSnakeCase) {
   EXPECT_EQ(to_string(ErrorCode::invalid_argument), "invalid_argument");

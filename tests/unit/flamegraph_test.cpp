@@ -158,7 +158,7 @@ TEST(ParseFolded, ReadsBackWhatRenderFoldedWrites) {
   auto parsed = parse_folded(render_folded(diff, Metric::live_bytes), "diff.folded");
   ASSERT_TRUE(parsed) << parsed.error().message();
   const std::vector<FoldedStack> expected = {stack({"main", "handle(Request const&)", "leak(int)"}, 2240),
-                                            stack({"main", "cache::evict()"}, -448)};
+                                             stack({"main", "cache::evict()"}, -448)};
   EXPECT_EQ(*parsed, expected);
   EXPECT_EQ(folded_stacks(diff, Metric::live_bytes), expected);
   EXPECT_EQ(flame_unit(Metric::live_bytes), "bytes");
@@ -414,13 +414,15 @@ TEST(ChangeFlamegraph, ShortLabelsDropTypesParametersAndLongTemplateArguments) {
                         "const&) const at src/parser.cpp:12"),
             "Parser::name");
   // Short, flat template arguments stay; defaults go; long or nested ones become <…>.
-  EXPECT_EQ(short_label("std::vector<char, std::allocator<char> >::reserve(unsigned long)"), "std::vector<char>::reserve");
-  EXPECT_EQ(short_label("std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
-                        "int, std::less<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
-                        ">, std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, "
-                        "std::allocator<char> > const, int> > >::operator[](std::__cxx11::basic_string<char, "
-                        "std::char_traits<char>, std::allocator<char> > const&)"),
-            "std::map<std::string, int>::operator[]");
+  EXPECT_EQ(short_label("std::vector<char, std::allocator<char> >::reserve(unsigned long)"),
+            "std::vector<char>::reserve");
+  EXPECT_EQ(
+      short_label("std::map<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, "
+                  "int, std::less<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                  ">, std::allocator<std::pair<std::__cxx11::basic_string<char, std::char_traits<char>, "
+                  "std::allocator<char> > const, int> > >::operator[](std::__cxx11::basic_string<char, "
+                  "std::char_traits<char>, std::allocator<char> > const&)"),
+      "std::map<std::string, int>::operator[]");
   EXPECT_EQ(short_label("void std::_Hashtable<int, std::pair<int const, Widget>, std::allocator<std::pair<int const, "
                         "Widget> > >::_M_rehash(unsigned long)"),
             "std::_Hashtable<\xE2\x80\xA6>::_M_rehash");
@@ -467,10 +469,10 @@ TEST(ChangeFlamegraph, NarrowLabelsKeepTheirDistinguishingEnd) {
 
 TEST(ChangeFlamegraph, GrowthIsRedShrinkageBlueUnchangedGreyAndGoneStacksKeepTheirWidth) {
   const std::vector<ChangedStack> stacks = {
-      {{"main", "grew()"}, 300, 200},      // 100 before
-      {{"main", "same()"}, 100, 0},        // unchanged
-      {{"main", "gone()"}, 0, -200},       // 200 before, nothing now
-      {{"main", "new()"}, 100, 100},       // nothing before
+      {{"main", "grew()"}, 300, 200},  // 100 before
+      {{"main", "same()"}, 100, 0},    // unchanged
+      {{"main", "gone()"}, 0, -200},   // 200 before, nothing now
+      {{"main", "new()"}, 100, 100},   // nothing before
   };
   Svg svg;
   parse_svg(render_change_flamegraph_svg(stacks, short_options()), svg);

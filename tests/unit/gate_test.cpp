@@ -105,7 +105,8 @@ std::vector<Case> cases() {
       {"accepting hides growth", observed(150), entry(100), accepting, Verdict::pass, "accepted into the baseline"},
       {"accepting a new test", observed(150), std::nullopt, accepting, Verdict::new_test, "new"},
       {"own failure is not gated", own_failure, entry(100), standard, Verdict::pass, "not gated"},
-      {"budget first", over, entry(200), standard, Verdict::over_budget, "allocations 200 over the budget of 150 (+50)"},
+      {"budget first", over, entry(200), standard, Verdict::over_budget,
+       "allocations 200 over the budget of 150 (+50)"},
       {"budget and leak both explained", over_and_leaking, entry(200), standard, Verdict::over_budget,
        "leaked 2 allocations (64 bytes)"},
       {"leak unknown residue fails", observed(100, 4), entry(100), standard, Verdict::leaked,
@@ -113,7 +114,8 @@ std::vector<Case> cases() {
       {"leak while accepting still fails", observed(150, 4), entry(100), accepting, Verdict::leaked, "leaked 4"},
       {"one-time initialization passes with a note", one_time, recorded(one_time), standard, Verdict::pass,
        "one-time initialization"},
-      {"suppressed leak passes with a note", suppressed, recorded(suppressed), standard, Verdict::pass, "suppressed by supp.txt"},
+      {"suppressed leak passes with a note", suppressed, recorded(suppressed), standard, Verdict::pass,
+       "suppressed by supp.txt"},
       {"leaks unchecked by policy", observed(100, 4), recorded(observed(100, 4)), no_leak_check, Verdict::pass, ""},
       {"test allows its leaks", allowed, recorded(allowed), standard, Verdict::pass, ""},
       {"test forces leak check", forced, entry(100), no_leak_check, Verdict::leaked, "leaked 4"},
@@ -335,7 +337,8 @@ TEST(GateTest, RegressionIsExplainedByOneMoreRun) {
   explainer.explain_result = e;
   BaselineEntry base = entry(100);
   TestRecord r = record_of(observed(120));
-  std::string text = gate_test(r, observed(120), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{1, true});
+  std::string text =
+      gate_test(r, observed(120), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{1, true});
   EXPECT_EQ(explainer.calls, (std::vector<std::string>{"remeasure Suite.Test", "explain Suite.Test"}));
   EXPECT_EQ(r.verdict, Verdict::regressed);
   ASSERT_EQ(r.stacks.size(), 1u);
@@ -413,9 +416,10 @@ TEST(GateTest, RegressionWhoseTestAloneMeasuresAsRecordedIsCarriedState) {
   TestRecord less = record_of(observed(9032));
   EXPECT_EQ(gate_test(less, observed(9032), &base, GatePolicy{}, lighter, Suppressions{}, ExplainOptions{}), "");
   EXPECT_EQ(less.verdict, Verdict::pass);
-  EXPECT_NE(less.message.find("alone measured allocations 9033, allocated_bytes 289056, peak_bytes 289056, no more than "
-                              "it did alone"),
-            std::string::npos)
+  EXPECT_NE(
+      less.message.find("alone measured allocations 9033, allocated_bytes 289056, peak_bytes 289056, no more than "
+                        "it did alone"),
+      std::string::npos)
       << less.message;
 
   // Without the alone band the same fresh run cannot clear it.
@@ -587,7 +591,8 @@ TEST(GateTest, SetupResidueRecordedInTheBaselineIsNotRepeatedAgain) {
   TestRecord recorded_run = record_of(observed(100, 225));
   GatePolicy accepting;
   accepting.accepting = true;
-  EXPECT_EQ(gate_test(recorded_run, observed(100, 225), nullptr, accepting, first, Suppressions{}, ExplainOptions{}), "");
+  EXPECT_EQ(gate_test(recorded_run, observed(100, 225), nullptr, accepting, first, Suppressions{}, ExplainOptions{}),
+            "");
   EXPECT_TRUE(recorded_run.setup_residue);
   Report report;
   report.tests = {recorded_run};
@@ -809,8 +814,9 @@ TEST(GateTest, WithoutExplainingGrowthIsStillCheckedButNoStacksAreTaken) {
   FakeExplainer level;
   level.growth_result = series({3, 3, 3});
   TestRecord settled = record_of(observed(100, 3));
-  EXPECT_EQ(gate_test(settled, observed(100, 3), &base, GatePolicy{}, level, Suppressions{}, ExplainOptions{5, false, 3}),
-            "");
+  EXPECT_EQ(
+      gate_test(settled, observed(100, 3), &base, GatePolicy{}, level, Suppressions{}, ExplainOptions{5, false, 3}),
+      "");
   EXPECT_EQ(settled.verdict, Verdict::pass);
 }
 

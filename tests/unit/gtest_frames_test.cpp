@@ -50,9 +50,8 @@ TEST(GtestFrames, WhatTheTestDoesIsTheTests) {
   EXPECT_FALSE(is_gtest_overhead(stack({"Cache::Cache()"})));
   EXPECT_FALSE(is_gtest_overhead(stack({"Cache::Cache()", "main"})));
   // std:: frames count once the test's own code has been seen.
-  EXPECT_FALSE(is_gtest_overhead(
-      stack({"CacheFixture::CacheFixture()", "std::function<void ()>::operator()() const",
-             "CacheFixture_Lookup_Test::CacheFixture_Lookup_Test()"})));
+  EXPECT_FALSE(is_gtest_overhead(stack({"CacheFixture::CacheFixture()", "std::function<void ()>::operator()() const",
+                                        "CacheFixture_Lookup_Test::CacheFixture_Lookup_Test()"})));
 }
 
 TEST(GtestFrames, OverheadIsLeftOutInOrder) {

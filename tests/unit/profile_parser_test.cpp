@@ -181,11 +181,11 @@ TEST(ProfileParser, FindMappingHonoursBounds) {
   const Mapping* code = p.find_mapping(0x555500001234);
   ASSERT_NE(code, nullptr);
   EXPECT_EQ(code->permissions, "r-xp");
-  EXPECT_EQ(p.find_mapping(0x555500001000), code);               // start is inclusive
-  EXPECT_EQ(p.find_mapping(0x555500003000), &p.mappings[2]);     // end is exclusive
-  EXPECT_EQ(p.find_mapping(0x555499ffffff), nullptr);            // below every mapping
-  EXPECT_EQ(p.find_mapping(0x600000000000), nullptr);            // in a gap
-  EXPECT_EQ(p.find_mapping(0xffffffffffffffff), nullptr);        // above every mapping
+  EXPECT_EQ(p.find_mapping(0x555500001000), code);            // start is inclusive
+  EXPECT_EQ(p.find_mapping(0x555500003000), &p.mappings[2]);  // end is exclusive
+  EXPECT_EQ(p.find_mapping(0x555499ffffff), nullptr);         // below every mapping
+  EXPECT_EQ(p.find_mapping(0x600000000000), nullptr);         // in a gap
+  EXPECT_EQ(p.find_mapping(0xffffffffffffffff), nullptr);     // above every mapping
 }
 
 TEST(ProfileWriter, RendersMappingsAsProcMapsWhenThereIsNoText) {
@@ -351,11 +351,21 @@ TEST(ProfileParserFuzz, RandomEditsNeverCrash) {
     for (int k = 0; k < edits && !text.empty(); ++k) {
       std::size_t at = rng() % text.size();
       switch (rng() % 5) {
-        case 0: text[at] = static_cast<char>(text[at] ^ (1u << (rng() % 8))); break;
-        case 1: text[at] = kInteresting[rng() % sizeof kInteresting]; break;
-        case 2: text.erase(at, 1 + rng() % 8); break;
-        case 3: text.insert(at, 1, kInteresting[rng() % sizeof kInteresting]); break;
-        default: text.insert(at, text.substr(rng() % text.size(), 1 + rng() % 40)); break;
+        case 0:
+          text[at] = static_cast<char>(text[at] ^ (1u << (rng() % 8)));
+          break;
+        case 1:
+          text[at] = kInteresting[rng() % sizeof kInteresting];
+          break;
+        case 2:
+          text.erase(at, 1 + rng() % 8);
+          break;
+        case 3:
+          text.insert(at, 1, kInteresting[rng() % sizeof kInteresting]);
+          break;
+        default:
+          text.insert(at, text.substr(rng() % text.size(), 1 + rng() % 40));
+          break;
       }
     }
     ASSERT_NO_FATAL_FAILURE(expect_sane_outcome(text)) << "iteration " << i;

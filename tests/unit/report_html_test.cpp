@@ -268,8 +268,9 @@ TEST(HtmlReport, TheFlameGraphShowsTheChangeWithShortNamesAndFullNamesOnHover) {
   const std::string blue = legacy.child("rect").attribute("fill").value();
   EXPECT_EQ(blue.substr(blue.size() - 5), ",255)") << blue;
   // The 100-character std::string parameter list is on hover only.
-  pugi::xml_node parse = frame_node(doc, "Parser::parse(std::__cxx11::basic_string<char, std::char_traits<char>, "
-                                         "std::allocator<char> > const&)\nat src/parser.cpp:40");
+  pugi::xml_node parse = frame_node(doc,
+                                    "Parser::parse(std::__cxx11::basic_string<char, std::char_traits<char>, "
+                                    "std::allocator<char> > const&)\nat src/parser.cpp:40");
   ASSERT_TRUE(parse) << svg;
   EXPECT_STREQ(parse.attribute("data-n").value(), "Parser::parse");
   // The root sums it all: 4608 now against 4096 before.

@@ -35,8 +35,8 @@
 namespace heapgate {
 namespace {
 
-TestRecord record(const std::string& suite, const std::string& test, Metrics current,
-                  std::optional<Metrics> baseline, double ms) {
+TestRecord record(const std::string& suite, const std::string& test, Metrics current, std::optional<Metrics> baseline,
+                  double ms) {
   TestRecord t;
   t.suite = suite;
   t.test = test;
@@ -88,8 +88,8 @@ Report sample_report() {
   gone.message = "the baseline has an entry for Gone.Removed, but the test did not run";
   r.tests.push_back(gone);
 
-  TestRecord param = record("Inst/Param", "Works/0", Metrics{1000, 64000, 0, 0, 32000},
-                            Metrics{1000, 64000, 0, 0, 32000}, 12.125);
+  TestRecord param =
+      record("Inst/Param", "Works/0", Metrics{1000, 64000, 0, 0, 32000}, Metrics{1000, 64000, 0, 0, 32000}, 12.125);
   param.mode = Mode::sampled;
   param.estimated = true;
   r.tests.push_back(param);
@@ -103,16 +103,18 @@ Report sample_report() {
   TestRecord faster = record("Parser", "Faster", Metrics{60, 2048, 0, 0, 1024}, Metrics{120, 4096, 0, 0, 1024}, 3);
   r.tests.push_back(faster);
 
-  TestRecord grows = record("Parser", "GrowsBuffer", Metrics{180, 8192, 0, 0, 4096}, Metrics{120, 4096, 0, 0, 4096}, 4.75);
-  grows.stacks.push_back(StackSample{{"std::vector<char>::reserve(unsigned long)", "Parser::grow()", "Parser::parse()"},
-                                      0, 0, 60, 4096});
+  TestRecord grows =
+      record("Parser", "GrowsBuffer", Metrics{180, 8192, 0, 0, 4096}, Metrics{120, 4096, 0, 0, 4096}, 4.75);
+  grows.stacks.push_back(
+      StackSample{{"std::vector<char>::reserve(unsigned long)", "Parser::grow()", "Parser::parse()"}, 0, 0, 60, 4096});
   grows.stacks.push_back(StackSample{{"operator new(unsigned long)", "Parser::token()"}, 0, 0, 0.5, 12.25});
   grows.profiles.push_back("reports/parser_test/Parser.GrowsBuffer.heap");
   r.tests.push_back(grows);
 
   TestRecord leaks = record("Parser", "Leaks", Metrics{10, 400, 3, 96, 400}, Metrics{10, 400, 0, 0, 400}, 1.5);
   leaks.verdict = Verdict::leaked;
-  leaks.message = "heapgate: Parser.Leaks leaked (exact mode)\nleaked 3 allocations (96 bytes) still live at the end of the test";
+  leaks.message =
+      "heapgate: Parser.Leaks leaked (exact mode)\nleaked 3 allocations (96 bytes) still live at the end of the test";
   leaks.stacks.push_back(StackSample{{"malloc", "Parser::cache()"}, 3, 96, 3, 96});
   r.tests.push_back(leaks);
 
@@ -146,18 +148,18 @@ void expect_approved(const std::string& name, const std::string& actual) {
 
 // xmllint --schema <junit-10.xsd> --noout <file>. Skips (fails under
 // HEAPGATE_REQUIRE_PROFILING=1, as in CI) when xmllint is missing.
-#define HEAPGATE_EXPECT_VALID_JUNIT(xml)                                                                   \
-  do {                                                                                                     \
-    if (!sys::find_program("xmllint")) {                                                                   \
-      const char* why_ = "xmllint not found on PATH; fix: apt-get install libxml2-utils";                \
-      if (testing::profiling_required()) FAIL() << why_;                                                   \
-      GTEST_SKIP() << why_;                                                                                \
-    }                                                                                                      \
-    std::string file_ = testing::make_temp_dir() + "/report.junit.xml";                                   \
-    ASSERT_TRUE(sys::write_file_atomic(file_, xml));                                                       \
-    auto run_ = sys::run_process({"xmllint", "--schema", HEAPGATE_JUNIT_XSD, "--noout", file_});          \
-    ASSERT_TRUE(run_) << run_.error().message();                                                           \
-    EXPECT_EQ(run_->exit_code, 0) << run_->stderr_text << "\n" << xml;                                     \
+#define HEAPGATE_EXPECT_VALID_JUNIT(xml)                                                         \
+  do {                                                                                           \
+    if (!sys::find_program("xmllint")) {                                                         \
+      const char* why_ = "xmllint not found on PATH; fix: apt-get install libxml2-utils";        \
+      if (testing::profiling_required()) FAIL() << why_;                                         \
+      GTEST_SKIP() << why_;                                                                      \
+    }                                                                                            \
+    std::string file_ = testing::make_temp_dir() + "/report.junit.xml";                          \
+    ASSERT_TRUE(sys::write_file_atomic(file_, xml));                                             \
+    auto run_ = sys::run_process({"xmllint", "--schema", HEAPGATE_JUNIT_XSD, "--noout", file_}); \
+    ASSERT_TRUE(run_) << run_.error().message();                                                 \
+    EXPECT_EQ(run_->exit_code, 0) << run_->stderr_text << "\n" << xml;                           \
   } while (0)
 
 TEST(ReportJson, RoundTripIsLosslessAndByteIdentical) {
@@ -228,8 +230,7 @@ TEST(ReportJson, ErrorsNamePointer) {
     std::string from, to, where, what;
   } cases[] = {
       {"\"schema\": \"heapgate.report/2\"", "\"schema\": \"heapgate.report/7\"", "r.json: /schema", "newer"},
-      {"\"verdict\": \"over_budget\"", "\"verdict\": \"overbudget\"", "r.json: /tests/0/verdict",
-       "expected a verdict"},
+      {"\"verdict\": \"over_budget\"", "\"verdict\": \"overbudget\"", "r.json: /tests/0/verdict", "expected a verdict"},
       {"\"allocations\": 150", "\"allocations\": -150", "r.json: /tests/0/budgets/allocations",
        "expected an unsigned integer, got -150"},
       {"\"mode\": \"exact\",\n      \"name\"", "\"mode\": 3,\n      \"name\"", "r.json: /tests/0/mode",
@@ -394,9 +395,9 @@ TEST(Report, CountsVerdictsAndFailures) {
 
 TEST(Report, MissingTestsAndBaselineEntries) {
   Report r = sample_report();
-  r.tests.erase(std::remove_if(r.tests.begin(), r.tests.end(),
-                               [](const TestRecord& t) { return t.verdict == Verdict::missing; }),
-                r.tests.end());
+  r.tests.erase(
+      std::remove_if(r.tests.begin(), r.tests.end(), [](const TestRecord& t) { return t.verdict == Verdict::missing; }),
+      r.tests.end());
   Baseline b;
   b.tests["Gone.Removed"] = BaselineEntry{Metrics{1, 16, 0, 0, 16}, Mode::exact, std::nullopt, {}, {}};
   b.tests["Parser.ReadsConfig"] = BaselineEntry{};

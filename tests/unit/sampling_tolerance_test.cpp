@@ -105,7 +105,9 @@ TEST(SampledComparison, LimitComesFromBothErrors) {
   const Comparison c = compare(e, 1426 + 0, errors(100));
   EXPECT_EQ(c.verdict, Verdict::regressed) << c.explanation;
   EXPECT_EQ(c.deltas[0].limit, 425u);
-  EXPECT_NE(c.explanation.find("standard error \xC2\xB1" "100 in the baseline, \xC2\xB1" "100 in this run"),
+  EXPECT_NE(c.explanation.find("standard error \xC2\xB1"
+                               "100 in the baseline, \xC2\xB1"
+                               "100 in this run"),
             std::string::npos)
       << c.explanation;
   EXPECT_NE(c.explanation.find("3 standard errors of their difference"), std::string::npos) << c.explanation;
@@ -199,8 +201,12 @@ TEST(SampledRecords, ErrorsTravelThroughReportsAndBaselines) {
 }
 
 TEST(EstimateInterval, ThreeStandardErrorsEitherSideFlooredAtZero) {
-  EXPECT_EQ(estimate_interval(1000, 100), "700\xE2\x80\x93" "1300");
-  EXPECT_EQ(estimate_interval(100, 100), "0\xE2\x80\x93" "400");
+  EXPECT_EQ(estimate_interval(1000, 100),
+            "700\xE2\x80\x93"
+            "1300");
+  EXPECT_EQ(estimate_interval(100, 100),
+            "0\xE2\x80\x93"
+            "400");
   EXPECT_EQ(estimate_interval(100, 0), "");
 }
 

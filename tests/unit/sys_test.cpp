@@ -60,8 +60,9 @@ TEST(SysRead, AFifoIsRefusedAtOnceNeverOpenedForReading) {
   auto refused = sys::read_file(fifo);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().message(),
-            fifo + ": is a FIFO (named pipe), not a regular file; fix: pass a regular file (save a stream or a "
-                   "device's output to a file first)");
+            fifo +
+                ": is a FIFO (named pipe), not a regular file; fix: pass a regular file (save a stream or a "
+                "device's output to a file first)");
 }
 
 TEST(SysRead, DevicesAndDirectoriesAreRefusedNotReadWithoutBound) {
@@ -80,8 +81,9 @@ TEST(SysRead, FilesOverTheLimitOfTheirKindAreRefusedWithSizeAndLimit) {
   auto over = sys::read_file(small, sys::SizeLimit{10, "test file"});
   ASSERT_FALSE(over);
   EXPECT_EQ(over.error().message(),
-            small + ": is 100 bytes, over heapgate's limit of 10 bytes for a test file; fix: check that this is the "
-                    "file you meant");
+            small +
+                ": is 100 bytes, over heapgate's limit of 10 bytes for a test file; fix: check that this is the "
+                "file you meant");
   EXPECT_EQ(failed_with(sys::map_file(small, sys::SizeLimit{99, "test file"}), small, "is 100 bytes"), 0);
   auto exact = sys::read_file(small, sys::SizeLimit{100, "test file"});
   ASSERT_TRUE(exact) << exact.error().message();
@@ -136,8 +138,9 @@ TEST(SysWrite, StaleTempFilesOfTheSameTargetAreRemovedAndNothingElse) {
   // Everything else stays, however old: other targets, other patterns, a
   // fresh temp file (a writer at work), a directory, a link.
   const std::vector<std::string> kept_files = {
-      dir + "/other.json.tmp.Ab3dE9", target + ".tmp.Ab3dE",   target + ".tmp.Ab3dE9x", target + ".tmp.Ab-dE9",
-      target + ".tmp.",               target + ".bak",         dir + "/xsuite.json.tmp.Ab3dE9"};
+      dir + "/other.json.tmp.Ab3dE9", target + ".tmp.Ab3dE", target + ".tmp.Ab3dE9x",
+      target + ".tmp.Ab-dE9",         target + ".tmp.",      target + ".bak",
+      dir + "/xsuite.json.tmp.Ab3dE9"};
   for (const auto& file : kept_files) {
     ASSERT_TRUE(sys::write_file_atomic(file, "keep"));
     age(file, stale);
@@ -154,8 +157,8 @@ TEST(SysWrite, StaleTempFilesOfTheSameTargetAreRemovedAndNothingElse) {
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(sys::write_file_atomic(target, "{}\n"));
   const std::string said = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(said, "heapgate: removed 1 stale temporary file of an interrupted write of " + target + ": " + orphan +
-                      "\n");
+  EXPECT_EQ(said,
+            "heapgate: removed 1 stale temporary file of an interrupted write of " + target + ": " + orphan + "\n");
   EXPECT_FALSE(sys::exists(orphan));
   for (const auto& file : kept_files) EXPECT_TRUE(sys::exists(file)) << file;
   EXPECT_TRUE(sys::exists(fresh));

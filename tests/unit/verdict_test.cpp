@@ -59,8 +59,7 @@ TEST(CompareToBaseline, TableOfVerdicts) {
       {"absolute 2: +3 is beyond", metrics(120), metrics(123), absolute_allocations(2), Verdict::regressed},
       {"absolute 2: -2 is within", metrics(120), metrics(118), absolute_allocations(2), Verdict::pass},
       {"absolute 2: -3 is beyond", metrics(120), metrics(117), absolute_allocations(2), Verdict::improved},
-      {"relative 10%: +12 of 120 is within", metrics(120, 1000), metrics(132, 1000), relative_all(0.1),
-       Verdict::pass},
+      {"relative 10%: +12 of 120 is within", metrics(120, 1000), metrics(132, 1000), relative_all(0.1), Verdict::pass},
       {"relative 10%: +13 of 120 is beyond", metrics(120, 1000), metrics(133, 1000), relative_all(0.1),
        Verdict::regressed},
       {"relative 10%: -13 of 120 is beyond", metrics(120, 1000), metrics(107, 1000), relative_all(0.1),
@@ -68,8 +67,7 @@ TEST(CompareToBaseline, TableOfVerdicts) {
       {"relative: baseline 0 allows nothing", metrics(0), metrics(1), relative_all(0.5), Verdict::regressed},
       {"sampled: +10% of allocations", metrics(1000), metrics(1100), sampled, Verdict::pass},
       {"sampled: +11% of allocations", metrics(1000), metrics(1110), sampled, Verdict::regressed},
-      {"sampled: +512 KiB on a small test", metrics(10, 1000), metrics(10, 1000 + 512 * 1024), sampled,
-       Verdict::pass},
+      {"sampled: +512 KiB on a small test", metrics(10, 1000), metrics(10, 1000 + 512 * 1024), sampled, Verdict::pass},
       {"sampled: +512 KiB + 1", metrics(10, 1000), metrics(10, 1001 + 512 * 1024), sampled, Verdict::regressed},
       {"sampled: 20% fewer bytes of 10 MB", metrics(10, 10'000'000), metrics(10, 8'000'000), sampled,
        Verdict::improved},
@@ -192,9 +190,9 @@ TEST(MetricName, ParsesEveryNameAndIndexesMetrics) {
 
 TEST(Size, ParsesNumbersWithSiAndBinaryUnits) {
   const std::pair<const char*, std::uint64_t> good[] = {
-      {"4096", 4096},         {"512 B", 512},          {"512 KB", 512000},   {"24 MB", 24000000},
-      {"24 MiB", 25165824},   {"1.5GiB", 1610612736},  {" 2 mb ", 2000000},  {"0.1 KB", 100},
-      {"18446744073709551615", 18446744073709551615ull}};
+      {"4096", 4096},      {"512 B", 512},       {"512 KB", 512000},
+      {"24 MB", 24000000}, {"24 MiB", 25165824}, {"1.5GiB", 1610612736},
+      {" 2 mb ", 2000000}, {"0.1 KB", 100},      {"18446744073709551615", 18446744073709551615ull}};
   for (const auto& [text, bytes] : good) {
     auto parsed = parse_size(text);
     ASSERT_TRUE(parsed) << text << ": " << parsed.error().message();

@@ -169,8 +169,7 @@ bool matches_test_filter(std::string_view name, std::string_view filter) noexcep
 #define HEAPGATE_LIMIT_ALLOCATIONS(n) ::heapgate::gtest::limit_any(::heapgate::MetricName::allocations, (n))
 /// The current test fails if it allocates more than `n` bytes in total (usable
 /// sizes); `n` a number or a size such as "24 MiB".
-#define HEAPGATE_LIMIT_ALLOCATED_BYTES(n) \
-  ::heapgate::gtest::limit_any(::heapgate::MetricName::allocated_bytes, (n))
+#define HEAPGATE_LIMIT_ALLOCATED_BYTES(n) ::heapgate::gtest::limit_any(::heapgate::MetricName::allocated_bytes, (n))
 /// The current test fails if its live bytes ever exceed `n` (usable sizes, all
 /// threads); `n` a number or a size such as "512 KB".
 #define HEAPGATE_LIMIT_PEAK_BYTES(n) ::heapgate::gtest::limit_any(::heapgate::MetricName::peak_bytes, (n))
@@ -179,7 +178,7 @@ bool matches_test_filter(std::string_view name, std::string_view filter) noexcep
 #define HEAPGATE_SCOPED_LIMIT_CONCAT(a, b) HEAPGATE_SCOPED_LIMIT_CONCAT_INNER(a, b)
 #define HEAPGATE_SCOPED_LIMIT_(metric, n)                                                                      \
   ::heapgate::gtest::ScopedLimit HEAPGATE_SCOPED_LIMIT_CONCAT(heapgate_scoped_limit_, __LINE__)((metric), (n), \
-                                                                                               __FILE__, __LINE__)
+                                                                                                __FILE__, __LINE__)
 /// From here to the end of the enclosing block: at most `n` allocations.
 #define HEAPGATE_SCOPED_LIMIT_ALLOCATIONS(n) HEAPGATE_SCOPED_LIMIT_(::heapgate::MetricName::allocations, (n))
 /// From here to the end of the enclosing block: at most `n` bytes allocated ("24 MiB" or a number).

@@ -11,14 +11,12 @@
 namespace heapgate {
 namespace {
 
-constexpr std::array<std::string_view, 4> kMetricNames = {"live_objects", "live_bytes", "accum_objects",
-                                                           "accum_bytes"};
+constexpr std::array<std::string_view, 4> kMetricNames = {"live_objects", "live_bytes", "accum_objects", "accum_bytes"};
 
 ScaledCounts minus(const ScaledCounts& a, const ScaledCounts& b) {
   return ScaledCounts{a.live_objects - b.live_objects, a.live_bytes - b.live_bytes, a.accum_objects - b.accum_objects,
                       a.accum_bytes - b.accum_bytes};
 }
-
 
 using Frames = std::vector<FrameName>;
 
@@ -92,10 +90,14 @@ Result<Metric> parse_metric(std::string_view text) {
 
 double metric_value(const ScaledCounts& counts, Metric metric) noexcept {
   switch (metric) {
-    case Metric::live_objects: return counts.live_objects;
-    case Metric::live_bytes: return counts.live_bytes;
-    case Metric::accum_objects: return counts.accum_objects;
-    case Metric::accum_bytes: return counts.accum_bytes;
+    case Metric::live_objects:
+      return counts.live_objects;
+    case Metric::live_bytes:
+      return counts.live_bytes;
+    case Metric::accum_objects:
+      return counts.accum_objects;
+    case Metric::accum_bytes:
+      return counts.accum_bytes;
   }
   return 0;
 }
@@ -160,8 +162,8 @@ std::string render_diff_text(const ProfileDiff& diff, std::size_t max_stacks) {
   append_change(out, " objects", diff.base_totals.accum_objects, diff.current_totals.accum_objects,
                 diff.delta_totals.accum_objects, est);
   out += ", ";
-  append_change(out, " B", diff.base_totals.accum_bytes, diff.current_totals.accum_bytes,
-                diff.delta_totals.accum_bytes, est);
+  append_change(out, " B", diff.base_totals.accum_bytes, diff.current_totals.accum_bytes, diff.delta_totals.accum_bytes,
+                est);
   out += '\n';
   const std::size_t shown = std::min(max_stacks, diff.entries.size());
   for (std::size_t k = 0; k < shown; ++k) {

@@ -79,7 +79,8 @@ std::string DwarfNamer::class_name(Dwarf_Die* die, int depth) {
         if (member != nullptr && std::string_view(member) == "operator()") {
           std::string params = parameters(&child, depth + 1);
           constexpr std::string_view kConst = " const";
-          if (params.size() > kConst.size() && params.compare(params.size() - kConst.size(), kConst.size(), kConst) == 0) {
+          if (params.size() > kConst.size() &&
+              params.compare(params.size() - kConst.size(), kConst.size(), kConst) == 0) {
             params.resize(params.size() - kConst.size());
           }
           return "{lambda" + params + "}";
@@ -170,23 +171,39 @@ std::string DwarfNamer::type_name(Dwarf_Die* type, int depth) {
   };
   std::string out;
   switch (dwarf_tag(type)) {
-    case DW_TAG_base_type: out = base_type_name(die_name(type)); break;
-    case DW_TAG_typedef: out = inner(); break;
-    case DW_TAG_const_type: out = inner() + " const"; break;
-    case DW_TAG_volatile_type: out = inner() + " volatile"; break;
+    case DW_TAG_base_type:
+      out = base_type_name(die_name(type));
+      break;
+    case DW_TAG_typedef:
+      out = inner();
+      break;
+    case DW_TAG_const_type:
+      out = inner() + " const";
+      break;
+    case DW_TAG_volatile_type:
+      out = inner() + " volatile";
+      break;
     case DW_TAG_pointer_type:
       out = has_target && dwarf_tag(&target) == DW_TAG_subroutine_type ? function_type(&target, "(*)") : inner() + "*";
       break;
     case DW_TAG_reference_type:
       out = has_target && dwarf_tag(&target) == DW_TAG_subroutine_type ? function_type(&target, "(&)") : inner() + "&";
       break;
-    case DW_TAG_rvalue_reference_type: out = inner() + "&&"; break;
+    case DW_TAG_rvalue_reference_type:
+      out = inner() + "&&";
+      break;
     case DW_TAG_class_type:
     case DW_TAG_structure_type:
     case DW_TAG_union_type:
-    case DW_TAG_enumeration_type: out = scope_prefix(type, depth + 1) + class_name(type, depth + 1); break;
-    case DW_TAG_subroutine_type: out = function_type(type, ""); break;
-    case DW_TAG_array_type: out = inner() + " []"; break;
+    case DW_TAG_enumeration_type:
+      out = scope_prefix(type, depth + 1) + class_name(type, depth + 1);
+      break;
+    case DW_TAG_subroutine_type:
+      out = function_type(type, "");
+      break;
+    case DW_TAG_array_type:
+      out = inner() + " []";
+      break;
     case DW_TAG_ptr_to_member_type: {
       Dwarf_Die owner;
       out = inner() + " " + (referenced_die(type, DW_AT_containing_type, &owner) ? type_name(&owner, depth + 1) : "?") +

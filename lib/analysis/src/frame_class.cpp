@@ -29,6 +29,7 @@ bool has_prefix(std::string_view name, std::initializer_list<std::string_view> l
 }
 
 bool is_allocator(std::string_view bare) {
+  // clang-format off
   if (is_one_of(bare, {"malloc", "calloc", "realloc", "free", "cfree", "posix_memalign", "aligned_alloc", "memalign",
                        "valloc", "pvalloc", "reallocarray", "malloc_usable_size", "mallocx", "rallocx", "xallocx",
                        "sallocx", "dallocx", "sdallocx", "nallocx", "__libc_malloc", "__libc_calloc", "__libc_realloc",
@@ -37,6 +38,7 @@ bool is_allocator(std::string_view bare) {
                        "operator delete", "operator delete[]", "std::allocator::allocate",
                        "std::allocator_traits::allocate", "std::__new_allocator::allocate",
                        "__gnu_cxx::new_allocator::allocate", "__gnu_cxx::__alloc_traits::allocate"})) {
+    // clang-format on
     return true;
   }
   // The allocation members of standard containers' allocator plumbing.
@@ -50,12 +52,14 @@ bool is_allocator(std::string_view bare) {
 }
 
 bool is_outer(std::string_view bare) {
+  // clang-format off
   return is_one_of(bare, {"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
                           "start_thread", "clone", "clone3", "__clone", "__clone3", "__clone_internal",
                           "__GI___clone", "__GI___clone3", "execute_native_thread_routine",
                           "execute_native_thread_routine_compat", "std::thread::_State_impl::_M_run",
                           "std::thread::_Invoker::operator()", "std::thread::_Invoker::_M_invoke", "std::__invoke",
                           "std::__invoke_impl", "std::__invoke_r"});
+  // clang-format on
 }
 
 bool is_runtime_module(std::string_view module) {

@@ -46,9 +46,7 @@ constexpr std::string_view kOperatorSymbols = "<>=!+-*/%^&|~,";
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-bool is_ident(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
+bool is_ident(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
 
 // True when an operator name ("operator<<", "operator new[]") starts at s[i].
 bool operator_at(std::string_view s, std::size_t i) {
@@ -217,9 +215,9 @@ constexpr std::array<std::string_view, 6> kDefaultArguments{
 
 // Operator symbols, longer first so "<<=" is not read as "<" and "<=".
 constexpr std::array<std::string_view, 40> kOperatorTokens{
-    "<<=", ">>=", "<=>", "->*", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++", "--", "+=", "-=",
-    "*=", "/=", "%=", "^=", "&=", "|=", "->", "<", ">", "+", "-", "*", "/", "%", "^", "&", "|", "~", "!", "=", ",",
-    " "};
+    "<<=", ">>=", "<=>", "->*", "()", "[]", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||",
+    "++",  "--",  "+=",  "-=",  "*=", "/=", "%=", "^=", "&=", "|=", "->", "<",  ">",  "+",
+    "-",   "*",   "/",   "%",   "^",  "&",  "|",  "~",  "!",  "=",  ",",  " "};
 
 // Kept in full when at most this long and without nested template arguments.
 constexpr std::size_t kShortArguments = 20;

@@ -65,8 +65,8 @@ Result<void> check_tools(const JeprofOptions& options) {
                            "leave it at the default \"jeprof\""));
   }
   if (!sys::find_program(jeprof)) {
-    std::string looked = jeprof.find('/') != std::string::npos ? jeprof + " is not an executable file"
-                                                                : "no " + jeprof + " on PATH";
+    std::string looked =
+        jeprof.find('/') != std::string::npos ? jeprof + " is not an executable file" : "no " + jeprof + " on PATH";
     return fail(make_error(ErrorCode::unavailable, jeprof,
                            "jeprof not found (" + looked + "); it renders heap profiles",
                            "apt-get install libjemalloc-dev (it ships jeprof), or set the jeprof program path"));
@@ -87,7 +87,8 @@ Result<void> check_inputs(const JeprofOptions& options) {
                                                                     {"profile", &options.profile}};
   if (options.base) inputs.emplace_back("base profile", &*options.base);
   for (const auto& [what, path] : inputs) {
-    if (path->empty()) return fail(make_error(ErrorCode::invalid_argument, "jeprof", std::string("no ") + what + " given"));
+    if (path->empty())
+      return fail(make_error(ErrorCode::invalid_argument, "jeprof", std::string("no ") + what + " given"));
     // jeprof takes a path that does not exist for a URL and fetches it with curl.
     if (!sys::exists(*path)) {
       return fail(make_error(ErrorCode::io_error, *path, std::string(what) + " not found",
@@ -192,10 +193,10 @@ Result<std::string> run_jeprof(const JeprofOptions& options) {
   auto run = sys::run_process(jeprof_command(options), process);
   if (!run) return fail(std::move(run.error()));
   if (run->timed_out) {
-    return fail(make_error(ErrorCode::external_tool, "jeprof",
-                           "timed out after " + std::to_string(options.timeout.count()) + " ms: " +
-                               stderr_tail(run->stderr_text),
-                           "raise JeprofOptions::timeout, or render a smaller profile"));
+    return fail(make_error(
+        ErrorCode::external_tool, "jeprof",
+        "timed out after " + std::to_string(options.timeout.count()) + " ms: " + stderr_tail(run->stderr_text),
+        "raise JeprofOptions::timeout, or render a smaller profile"));
   }
   if (run->exit_code != 0) {
     std::string how = run->term_signal != 0 ? "was killed by signal " + std::to_string(run->term_signal)
@@ -225,8 +226,8 @@ Result<JeprofText> parse_jeprof_text(std::string_view text, std::string_view sou
     if (!seen_total) {
       if (line.substr(0, 7) != "Total: ") continue;
       if (!parse_total_line(line, out)) {
-        return fail(make_error(ErrorCode::parse_error, where(), "expected \"Total: <number> <unit>\", got \"" +
-                                                                    std::string(line) + "\""));
+        return fail(make_error(ErrorCode::parse_error, where(),
+                               "expected \"Total: <number> <unit>\", got \"" + std::string(line) + "\""));
       }
       seen_total = true;
       continue;
@@ -234,8 +235,9 @@ Result<JeprofText> parse_jeprof_text(std::string_view text, std::string_view sou
     if (line.empty()) continue;
     JeprofTextLine parsed;
     if (!parse_text_line(line, parsed)) {
-      return fail(make_error(ErrorCode::parse_error, where(),
-                             "expected \"<flat> <flat%> <sum%> <cum> <cum%> <name>\", got \"" + std::string(line) + "\""));
+      return fail(
+          make_error(ErrorCode::parse_error, where(),
+                     "expected \"<flat> <flat%> <sum%> <cum> <cum%> <name>\", got \"" + std::string(line) + "\""));
     }
     out.lines.push_back(std::move(parsed));
   }

@@ -28,8 +28,8 @@ std::string describe(const Mapping& m) { return "device " + m.device + " inode "
 struct Target {
   enum class Kind { unresolved, unmapped, file };
   Kind kind = Kind::unresolved;
-  std::optional<std::size_t> module;  // index into RebaseResult::modules, once a frame moved
-  std::string path;        // for Kind::file
+  std::optional<std::size_t> module;       // index into RebaseResult::modules, once a frame moved
+  std::string path;                        // for Kind::file
   std::vector<const Mapping*> candidates;  // current's mappings of the same file
 };
 

@@ -140,7 +140,8 @@ bool debuglink_candidate_exists(const char* file_name, const char* debuglink_fil
     const std::string name =
         debuglink_file != nullptr ? std::string(debuglink_file) : path.substr(slash + 1) + ".debug";
     // A superset of the places elfutils' default path (":.debug:/usr/lib/debug") names.
-    for (const std::string& candidate_dir : {dir, dir + "/.debug", "/usr/lib/debug" + dir, std::string("/usr/lib/debug")}) {
+    for (const std::string& candidate_dir :
+         {dir, dir + "/.debug", "/usr/lib/debug" + dir, std::string("/usr/lib/debug")}) {
       struct stat st {};
       if (::stat((candidate_dir + "/" + name).c_str(), &st) == 0) return true;
     }
@@ -423,8 +424,7 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
   return loc;
 }
 
-const Location& Symbolizer::Impl::locate(const Mapping* mapping, Module* module, bool stale,
-                                         std::uint64_t address) {
+const Location& Symbolizer::Impl::locate(const Mapping* mapping, Module* module, bool stale, std::uint64_t address) {
   if (mapping == nullptr || module == nullptr) {
     auto it = unmapped.find(address);
     if (it != unmapped.end()) return *it->second;

@@ -30,7 +30,8 @@ Result<Options> parse_options(int* argc, char** argv) {
       {"mode", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto mode = parse_mode(v);
-         if (!mode || *mode == Mode::sampled) return fail(detail::bad_flag_value(where, v, "one of off, counters, exact"));
+         if (!mode || *mode == Mode::sampled)
+           return fail(detail::bad_flag_value(where, v, "one of off, counters, exact"));
          o.mode = *mode;
          return {};
        }},

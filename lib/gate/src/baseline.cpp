@@ -45,7 +45,8 @@ Tolerances read_tolerances(JsonReader& r, const json& value, const std::string& 
     if (!r.object(it.value(), p)) break;
     r.only_keys(it.value(), p, {"absolute", "relative"});
     Tolerance tol;
-    if (const json* a = r.member(it.value(), p, "absolute", false)) tol.absolute = r.u64(*a, pointer_append(p, "absolute"));
+    if (const json* a = r.member(it.value(), p, "absolute", false))
+      tol.absolute = r.u64(*a, pointer_append(p, "absolute"));
     if (const json* rel = r.member(it.value(), p, "relative", false)) {
       std::string rp = pointer_append(p, "relative");
       tol.relative = r.number(*rel, rp);
@@ -74,7 +75,8 @@ NoiseBand read_band(JsonReader& r, const json& value, const std::string& pointer
   if (const json* runs = r.member(value, pointer, "runs", true)) {
     band.runs = static_cast<std::uint32_t>(r.u64(*runs, pointer_append(pointer, "runs")));
   }
-  if (const json* low = r.member(value, pointer, "low", true)) band.low = r.metrics(*low, pointer_append(pointer, "low"));
+  if (const json* low = r.member(value, pointer, "low", true))
+    band.low = r.metrics(*low, pointer_append(pointer, "low"));
   if (const json* high = r.member(value, pointer, "high", true)) {
     band.high = r.metrics(*high, pointer_append(pointer, "high"));
   }
@@ -88,7 +90,8 @@ NoiseBand read_band(JsonReader& r, const json& value, const std::string& pointer
 }
 
 json band_to_json(const NoiseBand& band) {
-  return json{{"runs", band.runs}, {"low", detail::metrics_to_json(band.low)}, {"high", detail::metrics_to_json(band.high)}};
+  return json{
+      {"runs", band.runs}, {"low", detail::metrics_to_json(band.low)}, {"high", detail::metrics_to_json(band.high)}};
 }
 
 }  // namespace
@@ -130,7 +133,8 @@ bool operator==(const Baseline& a, const Baseline& b) noexcept {
 bool operator!=(const Baseline& a, const Baseline& b) noexcept { return !(a == b); }
 
 Result<Baseline> parse_baseline_json(std::string_view text, std::string_view source) {
-  auto doc = detail::parse_json_text(text, source, std::string("restore the file from version control, or ") + kRecordFix);
+  auto doc =
+      detail::parse_json_text(text, source, std::string("restore the file from version control, or ") + kRecordFix);
   if (!doc) return fail(doc.error());
   const json& root = *doc;
   JsonReader r(source);
@@ -140,14 +144,17 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
   detail::check_schema(r, r.member(root, "", "schema", true), kBaselineSchema, "/schema");
   r.only_keys(root, "", {"binary", "fingerprint", "schema", "tests"});
   if (const json* binary = r.member(root, "", "binary", false)) baseline.binary = r.string(*binary, "/binary");
-  if (const json* fp = r.member(root, "", "fingerprint", false)) baseline.fingerprint = detail::read_fingerprint(r, *fp, "/fingerprint");
+  if (const json* fp = r.member(root, "", "fingerprint", false))
+    baseline.fingerprint = detail::read_fingerprint(r, *fp, "/fingerprint");
   const json* tests = r.member(root, "", "tests", true);
   if (tests != nullptr && r.object(*tests, "/tests")) {
     for (auto it = tests->begin(); it != tests->end() && r.ok(); ++it) {
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p, {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "other_threads", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+      r.only_keys(e, p,
+                  {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "other_threads",
+                   "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
@@ -294,8 +301,10 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
       merged.call_sites = it->second.call_sites;
       merged.call_sites_complete = it->second.call_sites_complete;
     }
-    if (!merged.noise && it->second.noise) merged.noise = recentred(*it->second.noise, it->second.metrics, merged.metrics);
-    if (!merged.alone && it->second.alone) merged.alone = shifted(*it->second.alone, it->second.metrics, merged.metrics);
+    if (!merged.noise && it->second.noise)
+      merged.noise = recentred(*it->second.noise, it->second.metrics, merged.metrics);
+    if (!merged.alone && it->second.alone)
+      merged.alone = shifted(*it->second.alone, it->second.metrics, merged.metrics);
     if (merged == it->second) {
       ++update.unchanged;
     } else {

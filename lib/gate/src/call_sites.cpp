@@ -120,8 +120,8 @@ std::vector<std::string> call_sites_beyond(const std::vector<CallSite>& before, 
   for (const CallSiteChange& c : call_site_changes(before, after)) {
     const std::uint64_t allowed_allocations = allowed_change(tolerances[MetricName::allocations], c.allocations_before);
     const std::uint64_t allowed_bytes = allowed_change(tolerances[MetricName::allocated_bytes], c.bytes_before);
-    const bool more_allocations = c.allocations_after > c.allocations_before &&
-                                  c.allocations_after - c.allocations_before > allowed_allocations;
+    const bool more_allocations =
+        c.allocations_after > c.allocations_before && c.allocations_after - c.allocations_before > allowed_allocations;
     const bool more_bytes = c.bytes_after > c.bytes_before && c.bytes_after - c.bytes_before > allowed_bytes;
     if (!more_allocations && !more_bytes) continue;
     std::string line = describe_change(c);

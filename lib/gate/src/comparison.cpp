@@ -110,8 +110,8 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       d.beyond_tolerance = value > limits.upper || value < limits.lower;
       d.limit = value >= median ? limits.upper - median : median - limits.lower;
       if (!noisy.empty()) noisy += ", ";
-      noisy += std::string(to_string(m)) + " " + std::to_string(get(band.low, m)) + "–" +
-               std::to_string(get(band.high, m));
+      noisy +=
+          std::string(to_string(m)) + " " + std::to_string(get(band.low, m)) + "–" + std::to_string(get(band.high, m));
     }
     if (d.beyond_tolerance) {
       std::string& list = d.delta > 0 ? grew : shrank;

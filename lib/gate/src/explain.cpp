@@ -107,9 +107,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     if (auto alone = explainer.remeasure(record.name)) record.alone = *alone;
   }
   Judgement judged = judge(observation, baseline, policy);
-  const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(), [](const MetricDelta& d) {
-    return d.beyond_tolerance && d.delta > 0;
-  });
+  const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(),
+                                            [](const MetricDelta& d) { return d.beyond_tolerance && d.delta > 0; });
   if (judged.verdict == Verdict::regressed && totals_regressed && observation.mode != Mode::sampled &&
       !policy.accepting) {
     // Evidence for the confirmation rule (confirmation_clears()): fresh runs,
@@ -119,7 +118,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
         compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode);
     const bool measured_alone = record.alone.has_value();
     for (int i = 0; i < options.confirm_runs; ++i) {
-      Result<Metrics> again = i == 0 && measured_alone ? Result<Metrics>(*record.alone) : explainer.remeasure(record.name);
+      Result<Metrics> again =
+          i == 0 && measured_alone ? Result<Metrics>(*record.alone) : explainer.remeasure(record.name);
       if (!again) break;
       if (!record.alone) record.alone = *again;
       observation.confirmations.push_back(*again);
@@ -175,8 +175,9 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
         const std::string changes = explain_call_site_changes(baseline->call_sites, record.call_sites);
         if (!changes.empty()) record.message += "\nby call site, against the baseline:\n" + changes;
       } else if (record.verdict == Verdict::regressed) {
-        record.message += "\n(the baseline records no call sites, so only this run's stacks are shown; accepting "
-                          "this run records them)";
+        record.message +=
+            "\n(the baseline records no call sites, so only this run's stacks are shown; accepting "
+            "this run records them)";
       }
     }
     record.stacks = explaining_stacks(std::move(explained->stacks), record.verdict, options.top_stacks);

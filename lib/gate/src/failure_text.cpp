@@ -22,9 +22,9 @@ std::string format_count(double v) {
 
 std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verdict verdict, std::size_t limit) {
   if (verdict == Verdict::leaked) {
-    stacks.erase(std::remove_if(stacks.begin(), stacks.end(),
-                                [](const StackSample& s) { return s.counts.live_objects <= 0; }),
-                 stacks.end());
+    stacks.erase(
+        std::remove_if(stacks.begin(), stacks.end(), [](const StackSample& s) { return s.counts.live_objects <= 0; }),
+        stacks.end());
     std::stable_sort(stacks.begin(), stacks.end(), [](const StackSample& a, const StackSample& b) {
       return a.counts.live_bytes > b.counts.live_bytes;
     });

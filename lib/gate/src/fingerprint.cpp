@@ -38,9 +38,12 @@ Fingerprint runtime_fingerprint() {
 
 std::string_view to_string(FingerprintCheck check) noexcept {
   switch (check) {
-    case FingerprintCheck::warn: return "warn";
-    case FingerprintCheck::strict: return "strict";
-    case FingerprintCheck::ignore: return "ignore";
+    case FingerprintCheck::warn:
+      return "warn";
+    case FingerprintCheck::strict:
+      return "strict";
+    case FingerprintCheck::ignore:
+      return "ignore";
   }
   return "warn";
 }
@@ -49,9 +52,10 @@ Result<FingerprintCheck> parse_fingerprint_check(std::string_view text) {
   for (FingerprintCheck c : {FingerprintCheck::warn, FingerprintCheck::strict, FingerprintCheck::ignore}) {
     if (text == to_string(c)) return c;
   }
-  return fail(make_error(ErrorCode::parse_error, "fingerprint",
-                         "unknown fingerprint check \"" + std::string(text) + "\"; expected one of warn, strict, ignore",
-                         "write e.g. warn"));
+  return fail(
+      make_error(ErrorCode::parse_error, "fingerprint",
+                 "unknown fingerprint check \"" + std::string(text) + "\"; expected one of warn, strict, ignore",
+                 "write e.g. warn"));
 }
 
 std::vector<std::string> fingerprint_differences(const Fingerprint& recorded, const Fingerprint& now) {

@@ -35,8 +35,8 @@ std::string describe_growth(const LiveGrowth& g) {
     blocks += sep + std::to_string(g.live_allocations[i]);
     bytes += sep + std::to_string(g.live_bytes[i]);
   }
-  return "live after " + runs + (g.live_allocations.size() == 1 ? " run: " : " runs: ") + blocks + " blocks (" +
-         bytes + " bytes)";
+  return "live after " + runs + (g.live_allocations.size() == 1 ? " run: " : " runs: ") + blocks + " blocks (" + bytes +
+         " bytes)";
 }
 
 }  // namespace detail

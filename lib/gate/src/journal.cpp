@@ -27,7 +27,9 @@ std::string report_stem(const std::string& binary, int shard_index, int total_sh
   return binary + ".shard-" + std::to_string(shard_index) + "-of-" + std::to_string(total_shards);
 }
 
-bool is_shard_report(std::string_view file_name) noexcept { return file_name.find(".shard-") != std::string_view::npos; }
+bool is_shard_report(std::string_view file_name) noexcept {
+  return file_name.find(".shard-") != std::string_view::npos;
+}
 
 Result<void> ensure_report_dir(const std::string& dir) {
   std::error_code ec;

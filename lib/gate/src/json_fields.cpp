@@ -113,10 +113,14 @@ std::string pointer_append(const std::string& pointer, std::string_view key) {
 
 std::string describe_value(const json& value) {
   switch (value.type()) {
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "an array";
-    case json::value_t::null: return "null";
-    default: break;
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "an array";
+    case json::value_t::null:
+      return "null";
+    default:
+      break;
   }
   std::string text = dump_json(value, -1);
   if (text.size() > 48) text = text.substr(0, 45) + "...";
@@ -130,8 +134,7 @@ void JsonReader::fail_at(const std::string& pointer, std::string what, std::stri
   error_ = make_error(ErrorCode::parse_error, std::move(where), std::move(what), std::move(fix));
 }
 
-void JsonReader::type_error(const std::string& pointer, const json& value, std::string_view expected,
-                            std::string fix) {
+void JsonReader::type_error(const std::string& pointer, const json& value, std::string_view expected, std::string fix) {
   fail_at(pointer, "expected " + std::string(expected) + ", got " + describe_value(value), std::move(fix));
 }
 
@@ -167,8 +170,7 @@ void JsonReader::only_keys(const json& object, const std::string& pointer,
   }
 }
 
-const json* JsonReader::member(const json& object, const std::string& pointer, std::string_view key,
-                               bool required) {
+const json* JsonReader::member(const json& object, const std::string& pointer, std::string_view key, bool required) {
   if (error_ || !object.is_object()) return nullptr;
   auto it = object.find(std::string(key));
   if (it != object.end()) return &*it;
@@ -197,7 +199,8 @@ std::int64_t JsonReader::i64(const json& value, const std::string& pointer) {
       value.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
     return static_cast<std::int64_t>(value.get<std::uint64_t>());
   }
-  type_error(pointer, value, "an integer", value.is_string() ? "write the number without quotes" : "write a whole number");
+  type_error(pointer, value, "an integer",
+             value.is_string() ? "write the number without quotes" : "write a whole number");
   return 0;
 }
 
@@ -217,8 +220,8 @@ double JsonReader::number(const json& value, const std::string& pointer) {
     double d = value.get<double>();
     if (std::isfinite(d)) return d;
   }
-  type_error(pointer, value, "a number", value.is_string() ? "write the number without quotes (0.05, not \"5%\")"
-                                                           : "write a number, e.g. 0.05");
+  type_error(pointer, value, "a number",
+             value.is_string() ? "write the number without quotes (0.05, not \"5%\")" : "write a number, e.g. 0.05");
   return 0;
 }
 
@@ -270,7 +273,8 @@ void check_schema(JsonReader& reader, const json* schema, std::string_view expec
   if (slash != std::string::npos && std::string_view(found).substr(0, slash) == family) {
     std::string version = found.substr(slash + 1);
     bool digits = !version.empty() && version.find_first_not_of("0123456789") == std::string::npos;
-    if (digits && version.size() < 10 && std::stoi(version) > std::stoi(std::string(expected.substr(family.size() + 1)))) {
+    if (digits && version.size() < 10 &&
+        std::stoi(version) > std::stoi(std::string(expected.substr(family.size() + 1)))) {
       reader.fail_at(pointer,
                      "schema \"" + found + "\" is newer than this heapgate reads (\"" + std::string(expected) + "\")",
                      "upgrade heapgate, or re-record the file with this version");
@@ -284,7 +288,8 @@ void check_schema(JsonReader& reader, const json* schema, std::string_view expec
 json call_sites_to_json(const std::vector<CallSite>& sites) {
   json out = json::array();
   for (const auto& c : sites) {
-    out.push_back(json{{"allocations", c.allocations}, {"bytes", c.bytes}, {"function", c.function}, {"location", c.location}});
+    out.push_back(
+        json{{"allocations", c.allocations}, {"bytes", c.bytes}, {"function", c.function}, {"location", c.location}});
   }
   return out;
 }
@@ -297,7 +302,8 @@ ThreadShare read_thread_share(JsonReader& r, const json& value, const std::strin
   ThreadShare out;
   if (!r.object(value, pointer)) return out;
   r.only_keys(value, pointer, {"allocations", "bytes"});
-  if (const json* f = r.member(value, pointer, "allocations", true)) out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
+  if (const json* f = r.member(value, pointer, "allocations", true))
+    out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
   if (const json* f = r.member(value, pointer, "bytes", true)) out.bytes = r.u64(*f, pointer_append(pointer, "bytes"));
   return out;
 }
@@ -322,7 +328,8 @@ std::vector<CallSite> read_call_sites(JsonReader& r, const json& value, const st
     CallSite c;
     if (const json* f = r.member(v, p, "function", true)) c.function = r.string(*f, pointer_append(p, "function"));
     if (const json* f = r.member(v, p, "location", false)) c.location = r.string(*f, pointer_append(p, "location"));
-    if (const json* f = r.member(v, p, "allocations", true)) c.allocations = r.u64(*f, pointer_append(p, "allocations"));
+    if (const json* f = r.member(v, p, "allocations", true))
+      c.allocations = r.u64(*f, pointer_append(p, "allocations"));
     if (const json* f = r.member(v, p, "bytes", true)) c.bytes = r.u64(*f, pointer_append(p, "bytes"));
     out.push_back(std::move(c));
   }

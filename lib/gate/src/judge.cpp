@@ -29,8 +29,8 @@ std::string explain_leak(const Metrics& metrics, std::string_view where) {
 std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics) {
   std::uint64_t value = get(metrics, metric);
   if (value <= limit) return {};
-  return std::string(to_string(metric)) + " " + std::to_string(value) + " over the budget of " +
-         std::to_string(limit) + " (+" + std::to_string(value - limit) + ")";
+  return std::string(to_string(metric)) + " " + std::to_string(value) + " over the budget of " + std::to_string(limit) +
+         " (+" + std::to_string(value - limit) + ")";
 }
 
 bool leak_suspected(const Observation& observation, const GatePolicy& policy) noexcept {
@@ -138,14 +138,15 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   if (policy.compare_baseline && observation.gate_call_sites && baseline != nullptr &&
       (compared == Verdict::pass || compared == Verdict::improved)) {
     if (baseline->noise) {
-      line(notes, "call sites not gated: the test's counts vary between runs (calibrated noise band), and its call "
-                  "sites have no band of their own");
+      line(notes,
+           "call sites not gated: the test's counts vary between runs (calibrated noise band), and its call "
+           "sites have no band of their own");
     } else if (!baseline->call_sites_complete) {
-      line(notes, "call sites not gated: the baseline does not hold all of this test's call sites; accept a run with "
-                  "its call sites gated to record them");
+      line(notes,
+           "call sites not gated: the baseline does not hold all of this test's call sites; accept a run with "
+           "its call sites gated to record them");
     } else if (observation.call_sites) {
-      const Tolerances tolerances =
-          baseline->tolerance ? *baseline->tolerance : Tolerances::for_mode(observation.mode);
+      const Tolerances tolerances = baseline->tolerance ? *baseline->tolerance : Tolerances::for_mode(observation.mode);
       std::vector<std::string> grown = call_sites_beyond(baseline->call_sites, *observation.call_sites, tolerances);
       if (!grown.empty()) {
         by_site = "regressed at a call site while the totals stayed within tolerance:";

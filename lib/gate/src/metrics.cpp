@@ -28,7 +28,6 @@ std::string signed_number(std::int64_t v) {
 
 }  // namespace
 
-
 bool operator==(const Metrics& a, const Metrics& b) noexcept {
   return a.allocations == b.allocations && a.allocated_bytes == b.allocated_bytes &&
          a.live_allocations == b.live_allocations && a.live_bytes == b.live_bytes && a.peak_bytes == b.peak_bytes;
@@ -38,11 +37,16 @@ bool operator!=(const Metrics& a, const Metrics& b) noexcept { return !(a == b);
 
 std::string_view to_string(MetricName metric) noexcept {
   switch (metric) {
-    case MetricName::allocations: return "allocations";
-    case MetricName::allocated_bytes: return "allocated_bytes";
-    case MetricName::live_allocations: return "live_allocations";
-    case MetricName::live_bytes: return "live_bytes";
-    case MetricName::peak_bytes: return "peak_bytes";
+    case MetricName::allocations:
+      return "allocations";
+    case MetricName::allocated_bytes:
+      return "allocated_bytes";
+    case MetricName::live_allocations:
+      return "live_allocations";
+    case MetricName::live_bytes:
+      return "live_bytes";
+    case MetricName::peak_bytes:
+      return "peak_bytes";
   }
   return "allocations";
 }
@@ -51,10 +55,11 @@ Result<MetricName> parse_metric_name(std::string_view text) {
   for (MetricName m : kMetricNames) {
     if (text == to_string(m)) return m;
   }
-  return fail(make_error(ErrorCode::parse_error, "metric",
-                         "unknown metric \"" + std::string(text) +
-                             "\"; expected one of allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
-                         "write e.g. allocations"));
+  return fail(
+      make_error(ErrorCode::parse_error, "metric",
+                 "unknown metric \"" + std::string(text) +
+                     "\"; expected one of allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
+                 "write e.g. allocations"));
 }
 
 Result<std::uint64_t> parse_size(std::string_view text) {
@@ -90,8 +95,8 @@ Result<std::uint64_t> parse_size(std::string_view text) {
   if (i != text.size()) return bad();
   if ((unit.empty() || unit == "b") && fraction == 0) return whole;  // exact beyond 2^53 too
   static const std::pair<const char*, double> kUnits[] = {
-      {"", 1},           {"b", 1},          {"kb", 1e3},       {"mb", 1e6},       {"gb", 1e9},
-      {"tb", 1e12},      {"kib", 1024.0},   {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+      {"", 1},      {"b", 1},        {"kb", 1e3},        {"mb", 1e6},           {"gb", 1e9},
+      {"tb", 1e12}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
   for (const auto& [name, factor] : kUnits) {
     if (unit != name) continue;
     const double bytes = (static_cast<double>(whole) + fraction) * factor;
@@ -107,11 +112,16 @@ std::uint64_t get(const Metrics& metrics, MetricName metric) noexcept {
 
 std::uint64_t& get(Metrics& metrics, MetricName metric) noexcept {
   switch (metric) {
-    case MetricName::allocations: return metrics.allocations;
-    case MetricName::allocated_bytes: return metrics.allocated_bytes;
-    case MetricName::live_allocations: return metrics.live_allocations;
-    case MetricName::live_bytes: return metrics.live_bytes;
-    case MetricName::peak_bytes: return metrics.peak_bytes;
+    case MetricName::allocations:
+      return metrics.allocations;
+    case MetricName::allocated_bytes:
+      return metrics.allocated_bytes;
+    case MetricName::live_allocations:
+      return metrics.live_allocations;
+    case MetricName::live_bytes:
+      return metrics.live_bytes;
+    case MetricName::peak_bytes:
+      return metrics.peak_bytes;
   }
   return metrics.allocations;
 }
@@ -152,11 +162,12 @@ bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(
 
 std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads) noexcept {
   if (other_threads.empty()) return 0;
-  const bool bytes = metric == MetricName::allocated_bytes || metric == MetricName::live_bytes ||
-                     metric == MetricName::peak_bytes;
+  const bool bytes =
+      metric == MetricName::allocated_bytes || metric == MetricName::live_bytes || metric == MetricName::peak_bytes;
   const std::uint64_t volume = bytes ? other_threads.bytes : other_threads.allocations;
   const std::uint64_t one_block =
-      bytes ? other_threads.bytes / other_threads.allocations + (other_threads.bytes % other_threads.allocations != 0) : 1;
+      bytes ? other_threads.bytes / other_threads.allocations + (other_threads.bytes % other_threads.allocations != 0)
+            : 1;
   const std::uint64_t slack = saturating_count(std::ceil(kOtherThreadsSlack * static_cast<double>(volume)));
   return slack > one_block ? slack : one_block;
 }

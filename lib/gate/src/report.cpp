@@ -23,14 +23,18 @@ bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
 }
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
 
-
 std::string_view to_string(Interruption interruption) noexcept {
   switch (interruption) {
-    case Interruption::none: return "";
-    case Interruption::crashed: return "crashed";
-    case Interruption::hung: return "hung";
-    case Interruption::exited: return "exited";
-    case Interruption::killed: return "killed";
+    case Interruption::none:
+      return "";
+    case Interruption::crashed:
+      return "crashed";
+    case Interruption::hung:
+      return "hung";
+    case Interruption::exited:
+      return "exited";
+    case Interruption::killed:
+      return "killed";
   }
   return "";
 }
@@ -54,11 +58,20 @@ TestRecord interrupted_record(std::string name, Interruption how, const std::str
   t.gtest_failed = true;
   t.verdict = Verdict::unavailable;
   switch (how) {
-    case Interruption::crashed: t.message = "crashed: the test binary died while this test ran"; break;
-    case Interruption::hung: t.message = "hung: this test did not finish in time, and heapgate stopped the run"; break;
-    case Interruption::exited: t.message = "exited: the test binary exited while this test ran"; break;
-    case Interruption::killed: t.message = "killed: the test binary was killed while this test ran"; break;
-    case Interruption::none: break;
+    case Interruption::crashed:
+      t.message = "crashed: the test binary died while this test ran";
+      break;
+    case Interruption::hung:
+      t.message = "hung: this test did not finish in time, and heapgate stopped the run";
+      break;
+    case Interruption::exited:
+      t.message = "exited: the test binary exited while this test ran";
+      break;
+    case Interruption::killed:
+      t.message = "killed: the test binary was killed while this test ran";
+      break;
+    case Interruption::none:
+      break;
   }
   if (!detail.empty()) t.message += " (" + detail + ")";
   t.message += "; the tests that finished before it are in the report, and those after it did not run";
@@ -75,8 +88,7 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.mode == b.mode && a.estimated == b.estimated && a.metrics == b.metrics && a.baseline == b.baseline &&
          a.deltas == b.deltas && a.verdict == b.verdict && a.message == b.message && a.stacks == b.stacks &&
          a.profiles == b.profiles && a.duration_ms == b.duration_ms && a.gtest_failed == b.gtest_failed &&
-         a.budgets == b.budgets &&
-         a.growth == b.growth && a.call_sites == b.call_sites &&
+         a.budgets == b.budgets && a.growth == b.growth && a.call_sites == b.call_sites &&
          a.baseline_call_sites == b.baseline_call_sites && a.setup_residue == b.setup_residue &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
          a.other_threads == b.other_threads && a.alone == b.alone && a.interrupted == b.interrupted &&
@@ -156,12 +168,11 @@ Result<Report> merge_reports(const std::vector<Report>& reports, MissingShards m
   std::set<std::string> reasons;
   for (std::size_t i = 0; i < reports.size(); ++i) {
     const RunInfo& run = reports[i].run;
-    for (auto check : {agree("binary", merged.run.binary, run.binary, i),
-                       agree("build_id", merged.run.build_id, run.build_id, i),
-                       agree("mode", std::string(to_string(merged.run.mode)), std::string(to_string(run.mode)), i),
-                       agree("jemalloc_version", merged.run.jemalloc_version, run.jemalloc_version, i),
-                       agree("total_shards", std::to_string(merged.run.total_shards), std::to_string(run.total_shards),
-                             i)}) {
+    for (auto check :
+         {agree("binary", merged.run.binary, run.binary, i), agree("build_id", merged.run.build_id, run.build_id, i),
+          agree("mode", std::string(to_string(merged.run.mode)), std::string(to_string(run.mode)), i),
+          agree("jemalloc_version", merged.run.jemalloc_version, run.jemalloc_version, i),
+          agree("total_shards", std::to_string(merged.run.total_shards), std::to_string(run.total_shards), i)}) {
       if (!check) return fail(check.error());
     }
     if (!run.host.empty()) hosts.insert(run.host);
@@ -175,7 +186,8 @@ Result<Report> merge_reports(const std::vector<Report>& reports, MissingShards m
   merged.run.host.clear();
   for (const auto& h : hosts) merged.run.host += (merged.run.host.empty() ? "" : ", ") + h;
   merged.run.unavailable_reason.clear();
-  for (const auto& r : reasons) merged.run.unavailable_reason += (merged.run.unavailable_reason.empty() ? "" : "; ") + r;
+  for (const auto& r : reasons)
+    merged.run.unavailable_reason += (merged.run.unavailable_reason.empty() ? "" : "; ") + r;
   if (auto shards = check_shards(reports, missing); !shards) return fail(shards.error());
   merged.run.shard_index = -1;
   merged.run.total_shards = 0;

@@ -102,16 +102,16 @@ Report parse_report_doc(JsonReader& r, const json& root) {
 
 json run_to_json(const RunInfo& run) {
   json out{{"binary", run.binary},
-              {"build_id", run.build_id},
-              {"mode", std::string(to_string(run.mode))},
-              {"jemalloc_version", run.jemalloc_version},
-              {"host", run.host},
-              {"started_at", run.started_at},
-              {"shard_index", run.shard_index},
-              {"total_shards", run.total_shards},
-              {"strict", run.strict},
-              {"unavailable_reason", run.unavailable_reason},
-              {"complete", run.complete}};
+           {"build_id", run.build_id},
+           {"mode", std::string(to_string(run.mode))},
+           {"jemalloc_version", run.jemalloc_version},
+           {"host", run.host},
+           {"started_at", run.started_at},
+           {"shard_index", run.shard_index},
+           {"total_shards", run.total_shards},
+           {"strict", run.strict},
+           {"unavailable_reason", run.unavailable_reason},
+           {"complete", run.complete}};
   if (!run.fingerprint.empty()) out["fingerprint"] = run.fingerprint;
   if (run.accepting) out["accepting"] = true;
   return out;
@@ -133,8 +133,7 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
     run.binary = r.string(*f, pointer);
     if (r.ok()) {
       if (std::string problem = binary_name_problem(run.binary); !problem.empty()) {
-        r.fail_at(pointer,
-                  "expected the test binary's file name, got " + describe_value(*f) + ", which " + problem,
+        r.fail_at(pointer, "expected the test binary's file name, got " + describe_value(*f) + ", which " + problem,
                   "a report names its binary by file name only (\"my_tests\"); re-run the tests to write the "
                   "report again");
       }
@@ -149,7 +148,8 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   str("host", run.host);
   str("started_at", run.started_at);
   str("unavailable_reason", run.unavailable_reason);
-  if (const json* f = r.member(v, p, "shard_index", false)) run.shard_index = r.i32(*f, pointer_append(p, "shard_index"));
+  if (const json* f = r.member(v, p, "shard_index", false))
+    run.shard_index = r.i32(*f, pointer_append(p, "shard_index"));
   if (const json* f = r.member(v, p, "total_shards", false)) {
     run.total_shards = r.i32(*f, pointer_append(p, "total_shards"));
   }
@@ -165,11 +165,13 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
 TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
+  // clang-format off
   r.only_keys(v, p,
               {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "confirmations",
                "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
                "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks",
                "standard_errors", "suite", "suppressed", "test", "verdict"});
+  // clang-format on
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
   std::size_t dot = t.name.find('.');
@@ -216,7 +218,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
       }
     }
   }
-  if (const json* f = r.member(v, p, "profiles", false)) t.profiles = read_strings(r, *f, pointer_append(p, "profiles"));
+  if (const json* f = r.member(v, p, "profiles", false))
+    t.profiles = read_strings(r, *f, pointer_append(p, "profiles"));
   if (const json* f = r.member(v, p, "duration_ms", false)) {
     t.duration_ms = r.number(*f, pointer_append(p, "duration_ms"));
   }
@@ -242,7 +245,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
     if (r.object(*f, sp)) {
       r.only_keys(*f, sp, {"allocations", "bytes", "source"});
       SuppressedLeak leak;
-      if (const json* g = r.member(*f, sp, "allocations", true)) leak.allocations = r.u64(*g, pointer_append(sp, "allocations"));
+      if (const json* g = r.member(*f, sp, "allocations", true))
+        leak.allocations = r.u64(*g, pointer_append(sp, "allocations"));
       if (const json* g = r.member(*f, sp, "bytes", true)) leak.bytes = r.u64(*g, pointer_append(sp, "bytes"));
       if (const json* g = r.member(*f, sp, "source", false)) leak.source = r.string(*g, pointer_append(sp, "source"));
       t.suppressed = std::move(leak);
@@ -281,7 +285,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
         const json* a = r.member(*f, gp, key, true);
         std::string ap = pointer_append(gp, key);
         if (a == nullptr || !r.array(*a, ap)) return;
-        for (std::size_t i = 0; i < a->size() && r.ok(); ++i) out.push_back(r.u64((*a)[i], ap + "/" + std::to_string(i)));
+        for (std::size_t i = 0; i < a->size() && r.ok(); ++i)
+          out.push_back(r.u64((*a)[i], ap + "/" + std::to_string(i)));
       };
       series("live_allocations", t.growth.live_allocations);
       series("live_bytes", t.growth.live_bytes);
@@ -437,9 +442,8 @@ class CompactJson {
   void quoted(std::string_view v) {
     // Printable ASCII without quote or backslash is written as is; anything
     // else (escapes, UTF-8, invalid bytes made U+FFFD) goes through nlohmann.
-    const bool plain = std::all_of(v.begin(), v.end(), [](char c) {
-      return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-    });
+    const bool plain =
+        std::all_of(v.begin(), v.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
     if (plain) {
       out_ += '"';
       out_ += v;
@@ -667,7 +671,8 @@ Result<Report> read_report(const std::string& path) {
                              "check that it exists and is readable"));
     }
     if (stems.empty()) {
-      return fail(make_error(ErrorCode::io_error, path, "no heapgate report (*.json or *.partial.jsonl) in the directory",
+      return fail(make_error(ErrorCode::io_error, path,
+                             "no heapgate report (*.json or *.partial.jsonl) in the directory",
                              "pass the directory the tests wrote with --heapgate_report"));
     }
     if (stems.size() > 1) {

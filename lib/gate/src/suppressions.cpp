@@ -31,7 +31,8 @@ Result<Suppressions> parse_suppressions(std::string_view text, const std::string
     line = line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
     const std::string where = source + ":" + std::to_string(number);
     if (line.substr(0, 5) != "leak:" || line.size() == 5) {
-      return fail(make_error(ErrorCode::parse_error, where, "expected \"leak:<pattern>\", got \"" + std::string(line) + "\"",
+      return fail(make_error(ErrorCode::parse_error, where,
+                             "expected \"leak:<pattern>\", got \"" + std::string(line) + "\"",
                              "write one leak:<function or file pattern> per line, or start the line with # to "
                              "make it a comment"));
     }

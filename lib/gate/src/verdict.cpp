@@ -8,14 +8,22 @@ namespace heapgate {
 
 std::string_view to_string(Verdict verdict) noexcept {
   switch (verdict) {
-    case Verdict::pass: return "pass";
-    case Verdict::regressed: return "regressed";
-    case Verdict::improved: return "improved";
-    case Verdict::leaked: return "leaked";
-    case Verdict::over_budget: return "over_budget";
-    case Verdict::new_test: return "new";
-    case Verdict::missing: return "missing";
-    case Verdict::unavailable: return "unavailable";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::regressed:
+      return "regressed";
+    case Verdict::improved:
+      return "improved";
+    case Verdict::leaked:
+      return "leaked";
+    case Verdict::over_budget:
+      return "over_budget";
+    case Verdict::new_test:
+      return "new";
+    case Verdict::missing:
+      return "missing";
+    case Verdict::unavailable:
+      return "unavailable";
   }
   return "unavailable";
 }
@@ -35,12 +43,15 @@ bool is_failure(Verdict verdict, bool strict) noexcept {
   switch (verdict) {
     case Verdict::regressed:
     case Verdict::leaked:
-    case Verdict::over_budget: return true;
-    case Verdict::unavailable: return strict;
+    case Verdict::over_budget:
+      return true;
+    case Verdict::unavailable:
+      return strict;
     case Verdict::pass:
     case Verdict::improved:
     case Verdict::new_test:
-    case Verdict::missing: return false;
+    case Verdict::missing:
+      return false;
   }
   return false;
 }

@@ -644,8 +644,9 @@ void Connections::evaluate(int fd) {
       c.sent_continue = true;
     } else if (c.in.size() >= limits_.max_head + limits_.max_body) {
       // Unreachable while the limits hold; refuse rather than spin on a full buffer.
-      answer_error(c, 431, "Request too large: send at most " + std::to_string(limits_.max_head) +
-                               " bytes of head and " + std::to_string(limits_.max_body) + " of body.\n");
+      answer_error(c, 431,
+                   "Request too large: send at most " + std::to_string(limits_.max_head) + " bytes of head and " +
+                       std::to_string(limits_.max_body) + " of body.\n");
     }
     return;
   }
@@ -684,8 +685,9 @@ void Connections::expire_deadlines() {
     if (c.draining || c.in.empty()) {
       forget(fd);  // idle keep-alive connections close without a word
     } else {
-      answer_error(c, 408, "Request timeout: the request did not arrive whole within " +
-                               seconds_text(limits_.request_timeout) + " of its first byte; send it at once.\n");
+      answer_error(c, 408,
+                   "Request timeout: the request did not arrive whole within " + seconds_text(limits_.request_timeout) +
+                       " of its first byte; send it at once.\n");
     }
   }
 }

@@ -115,8 +115,8 @@ class Connections {
   std::atomic<bool> stopping_{false};
 
   std::mutex handover_mutex_;
-  std::vector<int> adopted_;                                // listener → reader
-  std::vector<std::unique_ptr<Connection>> returned_;       // worker → reader
+  std::vector<int> adopted_;                                    // listener → reader
+  std::vector<std::unique_ptr<Connection>> returned_;           // worker → reader
   std::unordered_map<int, std::unique_ptr<Connection>> owned_;  // reader only
 
   std::mutex jobs_mutex_;

@@ -226,8 +226,9 @@ void MemoryProfiler::stop_and_dump_locked() {
   run_.reset();
   release_profiling();
   if (!*stopped) {
-    log_warning("Memory profiling unexpectedly inactive; not dumping profile. Ensure nothing else is interfacing "
-                "with jemalloc in this process");
+    log_warning(
+        "Memory profiling unexpectedly inactive; not dumping profile. Ensure nothing else is interfacing "
+        "with jemalloc in this process");
     return;
   }
   std::string path;
@@ -374,7 +375,7 @@ Reply MemoryProfiler::statistics() {
 }
 
 tl::expected<std::shared_ptr<const DiskArtifact>, Reply> MemoryProfiler::latest_raw_for(const QueryParams& params,
-                                                                                       const char* missing_prefix) {
+                                                                                        const char* missing_prefix) {
   auto id = parse_id(params);
   if (!id) return tl::unexpected(text_reply(400, "Invalid parameter 'id': " + id.error() + ".\n"));
   if (run_ && !*id) return tl::unexpected(text_reply(400, std::string(protocol::kRunInProgress)));
@@ -400,7 +401,8 @@ Reply MemoryProfiler::download(DownloadKind kind, const QueryParams& params) {
   std::shared_ptr<const DiskArtifact> raw;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto latest = latest_raw_for(params, kind == DownloadKind::raw ? "Cannot access raw profile: " : "No source profile exists: ");
+    auto latest = latest_raw_for(
+        params, kind == DownloadKind::raw ? "Cannot access raw profile: " : "No source profile exists: ");
     if (!latest) return latest.error();
     // Opened under the lock: a later run renames a new file over the path,
     // which leaves this descriptor on the old, complete file.
@@ -423,8 +425,8 @@ Reply MemoryProfiler::generate_with_jeprof(DownloadKind kind, std::shared_ptr<co
   }
   const bool text = kind == DownloadKind::text;
   std::string dir = raw->path.substr(0, raw->path.rfind('/'));
-  std::string final_path = dir + (text ? "/symbolized-profile." : "/profile.") + std::to_string(raw->id) +
-                           (text ? ".dump" : ".svg");
+  std::string final_path =
+      dir + (text ? "/symbolized-profile." : "/profile.") + std::to_string(raw->id) + (text ? ".dump" : ".svg");
   std::string tmp_path = final_path + ".tmp";
   // jeprof reads the profile without the allocator's own frames: Debian's
   // libjemalloc is stripped, and jeprof names each of its internal frames after
@@ -541,7 +543,8 @@ tl::expected<Metric, Reply> metric_param(const QueryParams& params) {
   const std::string* text = param(params, "metric");
   if (text == nullptr) return Metric::live_bytes;
   auto metric = parse_metric(*text);
-  if (!metric) return tl::unexpected(text_reply(400, "Invalid parameter 'metric': " + metric.error().message() + ".\n"));
+  if (!metric)
+    return tl::unexpected(text_reply(400, "Invalid parameter 'metric': " + metric.error().message() + ".\n"));
   return *metric;
 }
 

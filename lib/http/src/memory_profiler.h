@@ -103,7 +103,7 @@ class MemoryProfiler {
   tl::expected<std::string, std::string> tmp_dir_locked();
   // Resolves `id` against the latest raw profile, as Mesos' download checks do.
   tl::expected<std::shared_ptr<const DiskArtifact>, Reply> latest_raw_for(const QueryParams& params,
-                                                                         const char* missing_prefix);
+                                                                          const char* missing_prefix);
   // The latest finished run's profile, symbolized, and the `metric`
   // parameter: what the folded and flame-graph downloads draw.
   struct LatestProfile {

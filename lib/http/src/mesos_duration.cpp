@@ -69,7 +69,7 @@ tl::expected<std::chrono::nanoseconds, std::string> parse(std::string_view text,
   for (const UnitName& u : kUnits) {
     if (unit == u.name) return scaled(value, u.ns);
   }
-  static constexpr UnitName kShortUnits[] = {{"s", kSecs},  {"sec", kSecs}, {"m", kMins},
+  static constexpr UnitName kShortUnits[] = {{"s", kSecs},   {"sec", kSecs}, {"m", kMins},
                                              {"min", kMins}, {"h", kHrs},    {"hr", kHrs}};
   for (const UnitName& u : kShortUnits) {
     if (short_units && unit == u.name) return scaled(value, u.ns);

@@ -222,9 +222,9 @@ struct ProfilerClient::Impl {
     };
     switch (res.error()) {
       case httplib::Error::Connection:
-        return unavailable("cannot connect (connection refused, unknown host or no route)",
-                           "check " + names.url + " and that the service runs with its memory profiler enabled " +
-                               kEnableProfiler);
+        return unavailable(
+            "cannot connect (connection refused, unknown host or no route)",
+            "check " + names.url + " and that the service runs with its memory profiler enabled " + kEnableProfiler);
       case httplib::Error::ConnectionTimeout:
         return unavailable("cannot connect within " + limit_text(limit),
                            "check " + names.url + " and the network, or raise " + names.timeout);
@@ -249,7 +249,8 @@ struct ProfilerClient::Impl {
   }
 
   // An Error for an answer other than 200 that no caller handles specially.
-  Error answer_error(const std::string& where, const httplib::Response& res, const std::string& what_prefix = {}) const {
+  Error answer_error(const std::string& where, const httplib::Response& res,
+                     const std::string& what_prefix = {}) const {
     const SettingNames& names = options.names;
     const std::string said = server_message(res.body);
     const std::string status = std::to_string(res.status);
@@ -258,9 +259,9 @@ struct ProfilerClient::Impl {
                         headers.empty() ? names.give_token : names.check_token);
     }
     if (res.status == 404) {
-      return make_error(ErrorCode::unavailable, where, "no memory profiler at this address (404)",
-                        "check " + names.url + "; the service must run with its memory profiler enabled " +
-                            kEnableProfiler);
+      return make_error(
+          ErrorCode::unavailable, where, "no memory profiler at this address (404)",
+          "check " + names.url + "; the service must run with its memory profiler enabled " + kEnableProfiler);
     }
     std::string fix;
     if (res.status >= 500) fix = "see the service's log";
@@ -302,7 +303,8 @@ ProfilerClient::ProfilerClient(ProfilerClient&&) noexcept = default;
 ProfilerClient& ProfilerClient::operator=(ProfilerClient&&) noexcept = default;
 ProfilerClient::~ProfilerClient() = default;
 
-std::string ProfilerClient::url(std::string_view path, const std::vector<std::pair<std::string, std::string>>& query) const {
+std::string ProfilerClient::url(std::string_view path,
+                                const std::vector<std::pair<std::string, std::string>>& query) const {
   return impl_->url(path, query);
 }
 
@@ -328,8 +330,8 @@ Result<StartedRun> ProfilerClient::start(std::optional<std::chrono::nanoseconds>
   if (res->status == 400) {
     Error e = impl_->answer_error(where, *res, "cannot start a run: ");
     if (starts_with(res->body, protocol::kBadDuration) || contains(res->body, protocol::kDurationBounds)) {
-      e.fix = "give " + impl_->options.names.duration +
-              " in Mesos syntax within the server's bounds, e.g. 30secs or 5mins";
+      e.fix =
+          "give " + impl_->options.names.duration + " in Mesos syntax within the server's bounds, e.g. 30secs or 5mins";
     }
     return fail(e);
   }
@@ -379,10 +381,10 @@ Result<void> ProfilerClient::wait_until_finished(const StartedRun& run,
     auto current = state();
     if (!current) return fail(current.error());
     if (!current->id) {
-      return fail(make_error(ErrorCode::unavailable, url(protocol::kStatePath),
-                             "profiling run " + std::to_string(run.id) +
-                                 " is gone: the server reports no run at all (restarted?)",
-                             impl_->options.names.start_over));
+      return fail(make_error(
+          ErrorCode::unavailable, url(protocol::kStatePath),
+          "profiling run " + std::to_string(run.id) + " is gone: the server reports no run at all (restarted?)",
+          impl_->options.names.start_over));
     }
     if (*current->id != run.id || current->remaining_seconds <= 0) return {};
     remaining = current->remaining_seconds;

@@ -57,15 +57,14 @@ void send(const Reply& reply, httplib::Response& res) {
   // that goes away makes sink.write fail; the provider then stops, and the
   // descriptor closes with the last reference.
   std::shared_ptr<detail::OpenFile> file = reply.file;
-  res.set_content_provider(
-      static_cast<std::size_t>(file->size), reply.content_type.c_str(),
-      [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-        char buffer[64 * 1024];
-        std::size_t want = std::min(length, sizeof buffer);
-        ssize_t got = ::pread(file->fd, buffer, want, static_cast<off_t>(offset));
-        if (got <= 0) return false;
-        return sink.write(buffer, static_cast<std::size_t>(got));
-      });
+  res.set_content_provider(static_cast<std::size_t>(file->size), reply.content_type.c_str(),
+                           [file](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+                             char buffer[64 * 1024];
+                             std::size_t want = std::min(length, sizeof buffer);
+                             ssize_t got = ::pread(file->fd, buffer, want, static_cast<off_t>(offset));
+                             if (got <= 0) return false;
+                             return sink.write(buffer, static_cast<std::size_t>(got));
+                           });
 }
 
 Result<int> parse_port(const std::string& text, const std::string& where) {
@@ -161,8 +160,7 @@ void configure_server(FrontServer& server, MemoryProfiler& profiler, std::map<st
     if (!token.empty()) {
       const std::string header = req.get_header_value("Authorization");
       const std::string prefix = "Bearer ";
-      std::string given =
-          header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
+      std::string given = header.compare(0, prefix.size(), prefix) == 0 ? header.substr(prefix.size()) : std::string();
       if (header.empty() || !equal_constant_time(given, token)) {
         res.status = 401;
         res.set_header("WWW-Authenticate", "Bearer realm=\"heapgate\"");
@@ -186,10 +184,10 @@ void configure_server(FrontServer& server, MemoryProfiler& profiler, std::map<st
     }
     res.status = 405;
     res.set_header("Allow", route->second.allow());
-    res.set_content(one_line("Method " + req.method + " is not allowed on " + req.path + ": use " +
-                             route->second.allow() + ".") +
-                        "\n",
-                    "text/plain; charset=utf-8");
+    res.set_content(
+        one_line("Method " + req.method + " is not allowed on " + req.path + ": use " + route->second.allow() + ".") +
+            "\n",
+        "text/plain; charset=utf-8");
     return httplib::Server::HandlerResponse::Handled;
   });
   // cpp-httplib's own refusals (a request line it cannot parse) come with an
@@ -344,10 +342,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const HttpOptions& options
 
   configure_server(server, profiler, routes, options);
   const detail::ConnectionLimits limits = connection_limits(options);
-  auto connections = detail::Connections::start(limits, [&server](httplib::Stream& stream, bool close_connection,
-                                                                   bool& connection_closed) {
-    return server.serve(stream, close_connection, connection_closed);
-  });
+  auto connections = detail::Connections::start(
+      limits, [&server](httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+        return server.serve(stream, close_connection, connection_closed);
+      });
   if (!connections) return fail(connections.error());
   impl->connections = std::move(*connections);
   server.attach(impl->connections.get());

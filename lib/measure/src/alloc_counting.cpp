@@ -105,7 +105,7 @@ struct alignas(64) Window {
   std::int64_t exited_peak_bytes = 0;
 };
 Window g_windows[kMaxWindows];
-std::atomic<std::uint64_t> g_windows_used{0};    // slots taken
+std::atomic<std::uint64_t> g_windows_used{0};  // slots taken
 // Blocks carry the epoch current when they were allocated; a block belongs to
 // window w if its epoch is w's or later. Compared modulo 2^32: the table is
 // emptied whenever no window counts, so live epochs never span 2^31.
@@ -122,7 +122,7 @@ std::mutex g_registry_mutex;
 // updated only under g_registry_mutex. Always first on g_slots.
 ThreadSlot g_unregistered{true};  // constexpr constructor: constant-initialized, before any hook runs
 ThreadSlot* g_slots = &g_unregistered;
-Totals g_exited;  // counts of threads that exited
+Totals g_exited;             // counts of threads that exited
 pthread_key_t g_thread_key;  // its destructor folds an exiting thread's slot
 void thread_exited(void* arg) noexcept;
 
@@ -296,8 +296,7 @@ struct Taken {
 Taken take_block(void* ptr, std::uint64_t usize) noexcept {
   Taken taken;
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  std::atomic<std::uint32_t>* stamp =
-      usize != 0 ? g_stamps.find(key, usize) : g_stamps.find_by_page(key, &usize);
+  std::atomic<std::uint32_t>* stamp = usize != 0 ? g_stamps.find(key, usize) : g_stamps.find_by_page(key, &usize);
   taken.usize = usize;
   if (stamp != nullptr) {
     taken.epoch = stamp->load(std::memory_order_relaxed);
@@ -451,7 +450,8 @@ __attribute__((noinline)) void resize_done(const ResizeTicket& ticket, void* old
                                            std::uint64_t new_usize, void* stack_start) noexcept {
   count_free(Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
   if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(old_ptr);
-  if (new_ptr != nullptr) note_allocated(new_ptr, new_usize, stack_start != nullptr ? stack_start : __builtin_return_address(0));
+  if (new_ptr != nullptr)
+    note_allocated(new_ptr, new_usize, stack_start != nullptr ? stack_start : __builtin_return_address(0));
 }
 
 void resize_failed(const ResizeTicket& ticket, void* ptr) noexcept {

@@ -98,8 +98,8 @@ void note_freed(void* ptr, std::uint64_t usize) noexcept;
 /// before the call, so its address cannot be handed to another thread while
 /// still stamped; then exactly one of resize_done() or resize_failed().
 struct ResizeTicket {
-  bool tracked = false;         ///< allocated in a window still counting
-  bool unstamped = false;       ///< kept in the fallback table, not a stamp
+  bool tracked = false;    ///< allocated in a window still counting
+  bool unstamped = false;  ///< kept in the fallback table, not a stamp
   std::uint32_t epoch = 0;
   std::uint64_t old_usize = 0;  ///< its usable size before the call, when tracked
 };

@@ -120,8 +120,8 @@ AllocatorStatus detect() {
   }
   // The hooks record exact's stacks themselves (docs/design.md §4): jemalloc's
   // profiler settings do not matter then.
-  s.exact_through_hooks = s.hooks_available && s.why_not_counters.empty() && !detail::stacks_from_jemalloc_requested() &&
-                          detail::libunwind_backtrace() != nullptr;
+  s.exact_through_hooks = s.hooks_available && s.why_not_counters.empty() &&
+                          !detail::stacks_from_jemalloc_requested() && detail::libunwind_backtrace() != nullptr;
   if (s.exact_through_hooks) s.why_not_exact.clear();
   return s;
 }
@@ -130,10 +130,14 @@ AllocatorStatus detect() {
 
 std::string_view to_string(Mode mode) noexcept {
   switch (mode) {
-    case Mode::off: return "off";
-    case Mode::counters: return "counters";
-    case Mode::exact: return "exact";
-    case Mode::sampled: return "sampled";
+    case Mode::off:
+      return "off";
+    case Mode::counters:
+      return "counters";
+    case Mode::exact:
+      return "exact";
+    case Mode::sampled:
+      return "sampled";
   }
   return "off";
 }
@@ -150,10 +154,17 @@ Result<Mode> parse_mode(std::string_view text) {
 Result<void> AllocatorStatus::check(Mode mode) const {
   const std::string* why = nullptr;
   switch (mode) {
-    case Mode::off: return {};
-    case Mode::counters: why = &why_not_counters; break;
-    case Mode::exact: why = &why_not_exact; break;
-    case Mode::sampled: why = &why_not_sampled; break;
+    case Mode::off:
+      return {};
+    case Mode::counters:
+      why = &why_not_counters;
+      break;
+    case Mode::exact:
+      why = &why_not_exact;
+      break;
+    case Mode::sampled:
+      why = &why_not_sampled;
+      break;
   }
   if (why->empty()) return {};
   std::string where = "heapgate mode " + std::string(to_string(mode));
@@ -200,11 +211,15 @@ std::string AllocatorStatus::describe() const {
     std::string state = ok ? std::string("available") : ok.error().what;
     if (ok && m == Mode::counters && hooks_available) {
       switch (detail::counting_source()) {
-        case detail::CountingSource::entry_points: state += " (counted by heapgate's allocation entry points)"; break;
+        case detail::CountingSource::entry_points:
+          state += " (counted by heapgate's allocation entry points)";
+          break;
         case detail::CountingSource::jemalloc_hooks:
           state += std::string(" (counted by jemalloc's hooks: ") + detail::why_entry_points_not_in_effect() + ")";
           break;
-        case detail::CountingSource::none: state = detail::why_no_counting(); break;
+        case detail::CountingSource::none:
+          state = detail::why_no_counting();
+          break;
       }
     }
     if (ok && m == Mode::counters && !hooks_available) {
@@ -262,7 +277,8 @@ Result<void> prof_reset(std::optional<std::size_t> lg_sample) {
   auto fn = detail::mallctl_fn();
   if (fn == nullptr) return fail(detail::jemalloc_absent_error());
   std::size_t lg = lg_sample.value_or(0);
-  int err = lg_sample ? fn("prof.reset", nullptr, nullptr, &lg, sizeof lg) : fn("prof.reset", nullptr, nullptr, nullptr, 0);
+  int err =
+      lg_sample ? fn("prof.reset", nullptr, nullptr, &lg, sizeof lg) : fn("prof.reset", nullptr, nullptr, nullptr, 0);
   if (err != 0) return fail(detail::mallctl_error("prof.reset", err, "write"));
   return {};
 }
@@ -300,9 +316,9 @@ Result<AllocatorStats> stats() {
     const char* name;
     std::size_t* out;
   };
-  for (Field f : {Field{"stats.allocated", &s.allocated}, Field{"stats.active", &s.active},
-                  Field{"stats.resident", &s.resident}, Field{"stats.metadata", &s.metadata},
-                  Field{"stats.mapped", &s.mapped}, Field{"stats.retained", &s.retained}}) {
+  for (Field f :
+       {Field{"stats.allocated", &s.allocated}, Field{"stats.active", &s.active}, Field{"stats.resident", &s.resident},
+        Field{"stats.metadata", &s.metadata}, Field{"stats.mapped", &s.mapped}, Field{"stats.retained", &s.retained}}) {
     auto v = read<std::size_t>(f.name);
     if (!v) return fail(v.error());
     *f.out = *v;

@@ -265,7 +265,7 @@ class BlockStamps {
   // in the page calls this, and the page's previous class has no live block
   // left, so no thread still uses the old run: it becomes a spare.
   __attribute__((noinline, cold)) std::uintptr_t give_run(PageEntry& entry, std::uintptr_t seen, unsigned bits,
-                                                         std::uintptr_t kind) noexcept {
+                                                          std::uintptr_t kind) noexcept {
     const std::size_t bytes = run_bytes(bits);
     while ((seen & ~kRunMask) != kind) {
       void* run = runs_.take(bytes);

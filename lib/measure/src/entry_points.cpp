@@ -33,6 +33,8 @@ namespace {
 // What each entry point forwards to, in one table: the name's next
 // definition after the one the program calls (RTLD_NEXT), i.e. jemalloc's when
 // jemalloc is linked or preloaded.
+// A table, one group a line.
+// clang-format off
 enum Entry : unsigned {
   e_malloc, e_calloc, e_realloc, e_free, e_posix_memalign, e_aligned_alloc, e_memalign, e_valloc,
   e_mallocx, e_rallocx, e_xallocx, e_dallocx, e_sdallocx,
@@ -43,7 +45,10 @@ enum Entry : unsigned {
   e_delete_sized_aligned, e_delete_array_sized_aligned,
   kEntryCount
 };
+// clang-format on
 
+// A table, one group a line.
+// clang-format off
 constexpr const char* kEntryNames[kEntryCount] = {
     "malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign", "valloc",
     "mallocx", "rallocx", "xallocx", "dallocx", "sdallocx",
@@ -54,6 +59,7 @@ constexpr const char* kEntryNames[kEntryCount] = {
     "_ZdlPvSt11align_val_t", "_ZdaPvSt11align_val_t", "_ZdlPvSt11align_val_tRKSt9nothrow_t",
     "_ZdaPvSt11align_val_tRKSt9nothrow_t", "_ZdlPvmSt11align_val_t", "_ZdaPvmSt11align_val_t",
 };
+// clang-format on
 
 using nothrow_ref = const std::nothrow_t&;
 using align = std::align_val_t;
@@ -115,8 +121,7 @@ __attribute__((noinline, cold)) bool resolve() noexcept {
   fresh.jemalloc_base = module_base(dlsym(RTLD_DEFAULT, "mallctl"));
   for (unsigned e = 0; e < kEntryCount; ++e) {
     fresh.fn[e] = dlsym(RTLD_NEXT, kEntryNames[e]);
-    if (fresh.fn[e] != nullptr && fresh.jemalloc_base != nullptr &&
-        module_base(fresh.fn[e]) == fresh.jemalloc_base) {
+    if (fresh.fn[e] != nullptr && fresh.jemalloc_base != nullptr && module_base(fresh.fn[e]) == fresh.jemalloc_base) {
       fresh.counted |= std::uint64_t{1} << e;
     }
   }
@@ -298,7 +303,8 @@ HEAPGATE_ENTRY int posix_memalign(void** out, std::size_t alignment, std::size_t
   }
   auto fn = hg::real<int (*)(void**, std::size_t, std::size_t)>(hg::e_posix_memalign);
   const int err = fn(out, alignment, size);
-  if (err == 0 && hg::counts(hg::e_posix_memalign) && *out != nullptr && !hg::from_loader(__builtin_return_address(0))) {
+  if (err == 0 && hg::counts(hg::e_posix_memalign) && *out != nullptr &&
+      !hg::from_loader(__builtin_return_address(0))) {
     hg::note_allocated(*out, 0, nullptr);
   }
   return err;
@@ -390,8 +396,7 @@ inline void* new_via(Entry e, std::size_t size, std::uint64_t usize_or_0, Args..
   return p;
 }
 template <typename Fn, typename... Args>
-inline void* new_nothrow_via(Entry e, std::size_t size, std::uint64_t usize_or_0,
-                             Args... args) noexcept {
+inline void* new_nothrow_via(Entry e, std::size_t size, std::uint64_t usize_or_0, Args... args) noexcept {
   if (!hg::ready()) return hg::boot_alloc(size);
   if (hg::g_real.fn[e] == nullptr) return malloc(size);
   return hg::allocated(e, usize_or_0, hg::real<Fn>(e), args...);
@@ -412,12 +417,12 @@ __attribute__((weak, visibility("default"))) void* operator new[](std::size_t si
   return hg::new_via<void* (*)(std::size_t)>(hg::e_new_array, size, hg::request(size), size);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_nothrow, size,
-                                                                 hg::request(size), size, tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_nothrow, size, hg::request(size), size,
+                                                                      tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size, hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size,
-                                                                 hg::request(size), size, tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size, hg::request(size),
+                                                                      size, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::align a) {
   return hg::new_via<void* (*)(std::size_t, hg::align)>(hg::e_new_aligned, size, 0, size, a);
@@ -427,13 +432,13 @@ __attribute__((weak, visibility("default"))) void* operator new[](std::size_t si
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::align a,
                                                                 hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_aligned_nothrow,
-                                                                            size, 0, size, a, tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_aligned_nothrow, size, 0,
+                                                                                 size, a, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size, hg::align a,
                                                                   hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_array_aligned_nothrow,
-                                                                            size, 0, size, a, tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_array_aligned_nothrow, size,
+                                                                                 0, size, a, tag);
 }
 
 __attribute__((weak, visibility("default"))) void operator delete(void* p) noexcept {

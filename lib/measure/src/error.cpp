@@ -6,13 +6,20 @@ namespace heapgate {
 
 std::string_view to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::parse_error: return "parse_error";
-    case ErrorCode::io_error: return "io_error";
-    case ErrorCode::unavailable: return "unavailable";
-    case ErrorCode::conflict: return "conflict";
-    case ErrorCode::external_tool: return "external_tool";
-    case ErrorCode::internal: return "internal";
+    case ErrorCode::invalid_argument:
+      return "invalid_argument";
+    case ErrorCode::parse_error:
+      return "parse_error";
+    case ErrorCode::io_error:
+      return "io_error";
+    case ErrorCode::unavailable:
+      return "unavailable";
+    case ErrorCode::conflict:
+      return "conflict";
+    case ErrorCode::external_tool:
+      return "external_tool";
+    case ErrorCode::internal:
+      return "internal";
   }
   return "internal";
 }

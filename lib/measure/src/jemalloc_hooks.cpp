@@ -35,8 +35,7 @@ namespace {
 // start too, so normalization drops the same allocator frames.
 __attribute__((noinline)) void on_alloc(void*, int type, void* result, std::uintptr_t, std::uintptr_t* args) {
   if (result == nullptr) return;
-  note_allocated(result, type == kJeHookAllocMalloc ? usable_size_of_request(args[0]) : 0,
-                 __builtin_return_address(0));
+  note_allocated(result, type == kJeHookAllocMalloc ? usable_size_of_request(args[0]) : 0, __builtin_return_address(0));
 }
 
 void on_dalloc(void*, int type, void* address, std::uintptr_t* args) {

@@ -265,8 +265,9 @@ class Parser {
     if (starts_with(first, kMagic)) return {};
     if (whole_text && starts_with(kMagic, first)) return {};  // cut short inside the header
     if (is_gperftools_header(first)) {
-      return fail(error_at(1, "old format: " + quote(first) +
-                                  " is the gperftools/jemalloc<4 heap profile format; expected \"heap_v2/<period>\"",
+      return fail(error_at(1,
+                           "old format: " + quote(first) +
+                               " is the gperftools/jemalloc<4 heap profile format; expected \"heap_v2/<period>\"",
                            "profile with jemalloc >= 4 (heap_v2)"));
     }
     std::string what = starts_with(first, "heap_v") ? "unsupported version " : "missing header: ";
@@ -294,8 +295,8 @@ class Parser {
     if (!*got) return fail(unexpected_eof(std::string(kRecordTotalShape) + " after the header"));
     rest = line_;
     if (!eat(rest, "  t*: ")) {
-      return fail(error("expected " + std::string(kRecordTotalShape) + " after the heap_v2 header, got " +
-                        quote(line_)));
+      return fail(
+          error("expected " + std::string(kRecordTotalShape) + " after the heap_v2 header, got " + quote(line_)));
     }
     auto totals = take_line_counts(rest, "\"t*:\" line");
     if (!totals) return fail(std::move(totals.error()));
@@ -317,8 +318,9 @@ class Parser {
       if (!colon) return fail(error("bad thread line " + quote(line_) + ": " + colon.error()));
       t.thread_uid = *uid;
       auto counts = take_counts(rest);
-      if (!counts) return fail(error("bad counts in thread line " + quote(line_) + ": " + counts.error() +
-                                     "; expected \"  t<id>: " + std::string(kCountsShape) + "\""));
+      if (!counts)
+        return fail(error("bad counts in thread line " + quote(line_) + ": " + counts.error() +
+                          "; expected \"  t<id>: " + std::string(kCountsShape) + "\""));
       t.counts = *counts;
       if (allow_names && eat(rest, " ")) {
         // jemalloc writes " <name>" only when the thread has one, so " " alone is an empty name.
@@ -416,8 +418,8 @@ class Parser {
       if (!got) return fail(std::move(got.error()));
       if (!*got) return fail(unexpected_eof("\"MAPPED_LIBRARIES:\" after the blank line"));
       if (line_ != "MAPPED_LIBRARIES:") {
-        return fail(error("expected \"MAPPED_LIBRARIES:\" after the blank line, got " + quote(line_) +
-                          " (trailing garbage?)"));
+        return fail(
+            error("expected \"MAPPED_LIBRARIES:\" after the blank line, got " + quote(line_) + " (trailing garbage?)"));
       }
     } else if (line_ != "MAPPED_LIBRARIES:") {
       return fail(error("unexpected line (trailing garbage?) " + quote(line_) +
@@ -447,7 +449,8 @@ class Parser {
                           "; expected \"<start>-<end> <perms> <offset> <dev> <inode> [<path>]\" as in /proc/PID/maps"));
       }
       if (!profile_.mappings.empty() && mapping->start < profile_.mappings.back().end) {
-        return fail(error("maps line " + quote(line_) + " is out of order or overlaps the line above; "
+        return fail(error("maps line " + quote(line_) +
+                          " is out of order or overlaps the line above; "
                           "expected ascending addresses as /proc/PID/maps prints them"));
       }
       profile_.mappings.push_back(std::move(*mapping));
@@ -474,8 +477,10 @@ class Parser {
     if (ok) ok = expect(rest, " ", "after the device");
     if (ok) {
       auto inode = take_number(rest, 10, "inode");
-      if (inode) m.inode = *inode;
-      else ok = tl::unexpected(inode.error());
+      if (inode)
+        m.inode = *inode;
+      else
+        ok = tl::unexpected(inode.error());
     }
     if (!ok) return tl::unexpected(ok.error());
     if (!rest.empty() && rest.front() != ' ') return detail("expected a space after the inode");
@@ -502,7 +507,8 @@ class Parser {
     std::string_view dev = rest.substr(0, rest.find(' '));
     std::size_t colon = dev.find(':');
     auto all_hex = [](std::string_view s) {
-      return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+      return !s.empty() &&
+             std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
     };
     if (colon == std::string_view::npos || !all_hex(dev.substr(0, colon)) || !all_hex(dev.substr(colon + 1))) {
       return detail("expected a device \"<major>:<minor>\" in hex, got " + quote(dev));
@@ -542,14 +548,14 @@ class Parser {
 
   std::string_view text_;
   std::string_view source_;
-  std::size_t pos_ = 0;       // offset of the next line
-  std::size_t line_no_ = 0;   // 1-based number of line_
-  std::string_view line_;     // the current line, without its "\n"
-  bool have_line_ = false;    // line_ is valid (not past the end)
+  std::size_t pos_ = 0;      // offset of the next line
+  std::size_t line_no_ = 0;  // 1-based number of line_
+  std::string_view line_;    // the current line, without its "\n"
+  bool have_line_ = false;   // line_ is valid (not past the end)
   const sys::MappedFile* file_ = nullptr;
   std::size_t released_ = 0;  // text before this offset has been released
   const Visit* visit_ = nullptr;
-  StackRecord reused_;        // the record handed to visit_
+  StackRecord reused_;                 // the record handed to visit_
   std::vector<std::uint64_t> frames_;  // parse_frames' buffer
   Profile profile_;
 };

@@ -22,7 +22,8 @@ std::atomic<bool> g_profiling_owned{false};
 
 std::mutex g_sink_mutex;
 ErrorSink& error_sink() {
-  static auto* sink = new ErrorSink([](const Error& e) { std::fprintf(stderr, "heapgate: %s\n", e.message().c_str()); });
+  static auto* sink =
+      new ErrorSink([](const Error& e) { std::fprintf(stderr, "heapgate: %s\n", e.message().c_str()); });
   return *sink;
 }
 
@@ -93,7 +94,8 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
       owns_profiling_ = g_profiling_owned.compare_exchange_strong(expected, true);
       if (!owns_profiling_) {
         mode_ = Mode::counters;
-      } else if (requested == Mode::exact && hooks && status.exact_through_hooks && !detail::stacks_from_jemalloc_requested()) {
+      } else if (requested == Mode::exact && hooks && status.exact_through_hooks &&
+                 !detail::stacks_from_jemalloc_requested()) {
         // jemalloc's profiler moves every sampled block into a page-sized
         // size class of its own (~60x the time, GBs for a big test); the hooks
         // see every allocation anyway, so they record its stack themselves
@@ -191,7 +193,8 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
   detail::CountedTotals totals;
   detail::WindowResult window;
   // Read before anything below allocates (the fallback cannot tell heapgate's bytes apart).
-  const std::uint64_t allocated = thread_bytes_only_ ? jemalloc::thread_allocated().value_or(start_thread_allocated_) : 0;
+  const std::uint64_t allocated =
+      thread_bytes_only_ ? jemalloc::thread_allocated().value_or(start_thread_allocated_) : 0;
   const std::uint64_t deallocated =
       thread_bytes_only_ ? jemalloc::thread_deallocated().value_or(start_thread_deallocated_) : 0;
   const bool counted = window_ >= 0;

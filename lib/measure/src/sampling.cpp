@@ -8,8 +8,7 @@ namespace heapgate {
 namespace {
 
 // One count pair (objects, bytes): the variances of its un-sampled estimates.
-void add_variance(std::uint64_t objects, std::uint64_t bytes, double period, double& objects_var,
-                  double& bytes_var) {
+void add_variance(std::uint64_t objects, std::uint64_t bytes, double period, double& objects_var, double& bytes_var) {
   if (objects == 0 || bytes == 0) return;
   const double n = static_cast<double>(objects);
   const double size = static_cast<double>(bytes) / n;

@@ -140,7 +140,8 @@ bool intern(void* const* frames, int depth, std::uint32_t* id) noexcept {
       return true;
     }
   }
-  const CapturedStack record{hash, static_cast<std::uint32_t>(g_frames.size()), static_cast<std::uint32_t>(depth), 0, 0, 0, 0};
+  const CapturedStack record{
+      hash, static_cast<std::uint32_t>(g_frames.size()), static_cast<std::uint32_t>(depth), 0, 0, 0, 0};
   if (!g_frames.append(frames, static_cast<std::size_t>(depth)) || !g_stacks.append(&record, 1)) return false;
   *id = static_cast<std::uint32_t>(g_stacks.size() - 1);
   g_index[i] = *id + 1;
@@ -236,9 +237,9 @@ Result<void> write_captured_profile(const std::string& path) {
       for (std::uint32_t f = 0; f < r.depth; ++f) {
         out.frames.push_back(reinterpret_cast<std::uintptr_t>(g_frames[r.first_frame + f]));
       }
-      out.counts = Counts{static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_allocations)),
-                          static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_bytes)), r.allocations,
-                          r.allocated_bytes};
+      out.counts =
+          Counts{static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_allocations)),
+                 static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_bytes)), r.allocations, r.allocated_bytes};
       profile.totals.live_objects += out.counts.live_objects;
       profile.totals.live_bytes += out.counts.live_bytes;
       profile.totals.accum_objects += out.counts.accum_objects;

@@ -124,8 +124,8 @@ std::vector<ThreadStack> capture_thread_stacks(std::chrono::milliseconds wait) {
   }
   std::sort(tids.begin(), tids.end());
   const int signo = SIGRTMIN + 4;
-  struct sigaction action{};
-  struct sigaction previous{};
+  struct sigaction action {};
+  struct sigaction previous {};
   action.sa_handler = unwind_on_signal;
   action.sa_flags = SA_RESTART;
   sigemptyset(&action.sa_mask);
@@ -264,7 +264,8 @@ static std::string describe_size(std::uint64_t bytes) {
   if (unit == 0) {
     std::snprintf(text, sizeof text, "%llu bytes", static_cast<unsigned long long>(bytes));
   } else {
-    std::snprintf(text, sizeof text, "%.1f %s (%llu bytes)", value, units[unit], static_cast<unsigned long long>(bytes));
+    std::snprintf(text, sizeof text, "%.1f %s (%llu bytes)", value, units[unit],
+                  static_cast<unsigned long long>(bytes));
   }
   return text;
 }
@@ -458,8 +459,9 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
   // nothing yet) are replaced.
   if (struct stat existing; ::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
     return fail(make_error(ErrorCode::io_error, path,
-                           std::string("is ") + file_type_name(existing.st_mode) + ", not a regular file; heapgate "
-                           "writes files by replacing them",
+                           std::string("is ") + file_type_name(existing.st_mode) +
+                               ", not a regular file; heapgate "
+                               "writes files by replacing them",
                            "name a regular file to write, or leave out the output option to write to stdout"));
   }
   if (auto stale = remove_stale_temp_files(path); !stale.empty()) {
@@ -686,8 +688,9 @@ Result<void> restart_with_malloc_conf(const std::vector<std::string>& argv, cons
   args.push_back(nullptr);
   std::fflush(nullptr);
   ::execv(exe->c_str(), args.data());
-  return fail(make_error(ErrorCode::io_error, *exe, std::string("could not restart with profiling enabled: ") +
-                         std::strerror(errno), "set MALLOC_CONF yourself (README, Modes)"));
+  return fail(make_error(ErrorCode::io_error, *exe,
+                         std::string("could not restart with profiling enabled: ") + std::strerror(errno),
+                         "set MALLOC_CONF yourself (README, Modes)"));
 }
 
 }  // namespace heapgate::sys

@@ -57,7 +57,8 @@ bool load_libunwind() noexcept {
   if (backtrace == nullptr) return false;
   // Without a cache every unwind searches the DWARF tables again; the
   // per-thread cache needs no lock (jemalloc samples from any thread).
-  auto set_policy = reinterpret_cast<UnwSetCachingPolicyFn>(dlsym_or_null(handle, HEAPGATE_UNW_LOCAL("set_caching_policy")));
+  auto set_policy =
+      reinterpret_cast<UnwSetCachingPolicyFn>(dlsym_or_null(handle, HEAPGATE_UNW_LOCAL("set_caching_policy")));
   auto* local_space = static_cast<void**>(dlsym_or_null(handle, HEAPGATE_UNW_LOCAL("local_addr_space")));
   if (set_policy != nullptr && local_space != nullptr) (void)set_policy(*local_space, kUnwCachePerThread);
   g_unw_backtrace = backtrace;

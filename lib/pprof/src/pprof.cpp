@@ -177,8 +177,8 @@ Result<std::string> to_pprof(const Profile& source, Symbolizer& symbolizer, cons
         line->set_line(frame.line);
       }
     } else {
-      std::string name = where.module.empty() ? hex(address)
-                                              : std::string(base_name(where.module)) + "+" + hex(where.offset);
+      std::string name =
+          where.module.empty() ? hex(address) : std::string(base_name(where.module)) + "+" + hex(where.offset);
       loc->add_line()->set_function_id(functions.id(name, ""));
     }
     locations.emplace(address, id);

@@ -313,8 +313,9 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
   if (options.xml_declaration) out += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n";
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heapgate-flame\" version=\"1.1\" width=\"" + coord(width) +
          "\" height=\"" + coord(height) + "\" viewBox=\"0 0 " + coord(width) + " " + coord(height) + "\" data-x=\"" +
-         coord(kSidePad) + "\" data-w=\"" + coord(draw_width) + "\" data-cw=\"" + coord(glyph) +
-         "\"" + (options.short_labels ? " data-tail=\"1\"" : "") + " font-family=\"Verdana, 'DejaVu Sans', sans-serif\" font-size=\"" + coord(font_size) + "\">\n";
+         coord(kSidePad) + "\" data-w=\"" + coord(draw_width) + "\" data-cw=\"" + coord(glyph) + "\"" +
+         (options.short_labels ? " data-tail=\"1\"" : "") +
+         " font-family=\"Verdana, 'DejaVu Sans', sans-serif\" font-size=\"" + coord(font_size) + "\">\n";
   // Scoped by class: the same element may sit inline in an HTML page.
   out +=
       "<style>svg.heapgate-flame g.hg-f:hover rect{stroke:#000;stroke-width:0.5}"
@@ -366,8 +367,8 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
     }
     const std::string label_source =
         options.short_labels ? (d.node == 0 ? std::string(n.name) : short_frame_label(n.name)) : std::string();
-    const std::string label = options.short_labels ? fit_label_tail(label_source, d.width, glyph)
-                                                   : fit_label(n.name, d.width, glyph);
+    const std::string label =
+        options.short_labels ? fit_label_tail(label_source, d.width, glyph) : fit_label(n.name, d.width, glyph);
     out += "<g class=\"hg-f\"" +
            (options.short_labels ? " data-n=\"" + detail::escape_markup(label_source) + "\"" : std::string()) +
            "><title>" + detail::escape_markup(tip) + "</title><rect x=\"" + coord(d.x) + "\" y=\"" + coord(y) +
@@ -415,7 +416,6 @@ std::string render(const std::vector<Entry>& entries, const FlamegraphOptions& o
   out += "</svg>\n";
   return out;
 }
-
 
 // The largest `cap` entries by |net|, then width (all when cap is 0 or not
 // exceeded), in their original order, so the layout does not depend on the cap.

@@ -12,8 +12,9 @@ namespace {
 Result<void> write_in(const std::string& dir, const std::string& name, const std::string& content) {
   auto written = sys::write_file_atomic(dir + "/" + name, content);
   if (!written) {
-    return fail(make_error(ErrorCode::io_error, dir, "cannot write " + name + ": " + written.error().what,
-                           "make the directory writable, or choose another report directory (--heapgate_report=<dir>)"));
+    return fail(
+        make_error(ErrorCode::io_error, dir, "cannot write " + name + ": " + written.error().what,
+                   "make the directory writable, or choose another report directory (--heapgate_report=<dir>)"));
   }
   return {};
 }

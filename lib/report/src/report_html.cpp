@@ -112,7 +112,8 @@ std::string metric_cell(const TestRecord& t, MetricName m) {
   }
   if (t.standard_errors) {
     const std::string interval = estimate_interval(get(t.metrics, m), get(*t.standard_errors, m));
-    if (!interval.empty()) body += "<div class=\"limit\" title=\"99.7% interval of the sampled estimate\">" + interval + "</div>";
+    if (!interval.empty())
+      body += "<div class=\"limit\" title=\"99.7% interval of the sampled estimate\">" + interval + "</div>";
   }
   auto budget = t.budgets.find(std::string(to_string(m)));
   if (budget != t.budgets.end()) {
@@ -157,7 +158,8 @@ const FlameMetric* flame_metric(const TestRecord& t) {
 // is drawn as a single frame of what it allocated before. A leak's stacks are
 // the live blocks each further run added: all of them are growth.
 std::vector<ChangedStack> changed_stacks(const TestRecord& t, const FlameMetric& metric) {
-  const bool counts_objects = metric.field == &ScaledCounts::accum_objects || metric.field == &ScaledCounts::live_objects;
+  const bool counts_objects =
+      metric.field == &ScaledCounts::accum_objects || metric.field == &ScaledCounts::live_objects;
   const bool live = metric.field == &ScaledCounts::live_bytes || metric.field == &ScaledCounts::live_objects;
   const std::vector<CallSiteChange> sites = call_site_changes(t.baseline_call_sites, t.call_sites);
   std::map<std::string, const CallSiteChange*> by_function;
@@ -217,8 +219,9 @@ std::string flame_graph(const TestRecord& t) {
   if (t.verdict == Verdict::leaked) {
     colour = "Red: the live blocks each further run of the test added.";
   } else if (options.changes_known) {
-    colour = "Red grew, blue shrank, grey unchanged: each stack takes the change of its call site against the "
-             "baseline; deeper colour, larger share.";
+    colour =
+        "Red grew, blue shrank, grey unchanged: each stack takes the change of its call site against the "
+        "baseline; deeper colour, larger share.";
   } else {
     colour = "Grey: the baseline records no call sites to compare with (accepting this run records them).";
   }
@@ -226,8 +229,10 @@ std::string flame_graph(const TestRecord& t) {
          "placeholder=\"Search frames: name or file\" aria-label=\"Search frames\"> <span class=\"hg-found muted "
          "small\"></span></div>" +
          render_change_flamegraph_svg(stacks, options) + "<figcaption>Differential flame graph of the " +
-         esc(metric->label) + ": the root at the bottom, callees above their callers, width = the larger of "
-         "baseline and now. " + esc(colour) +
+         esc(metric->label) +
+         ": the root at the bottom, callees above their callers, width = the larger of "
+         "baseline and now. " +
+         esc(colour) +
          " Hover a frame for its full name, file:line and change; click to zoom; search highlights matching "
          "frames.</figcaption></figure>\n";
 }
@@ -250,16 +255,18 @@ std::string changes_table(const TestRecord& t) {
   for (const MetricDelta& d : t.deltas) {
     if (d.delta == 0 && !d.beyond_tolerance) continue;
     std::string cls = d.beyond_tolerance ? (d.delta > 0 ? " class=\"beyond up\"" : " class=\"beyond down\"") : "";
-    rows += "<tr" + cls + "><th>" + esc(to_string(d.metric)) + "</th><td class=\"num\">" +
-            std::to_string(d.baseline) + "</td><td class=\"num\">" + std::to_string(d.current) +
-            "</td><td class=\"num delta\">" + signed_number(d.delta) +
-            (d.baseline != 0 ? " (" + percent(d.ratio) + ")" : "") + "</td><td class=\"num limit\">\xC2\xB1" +
-            std::to_string(d.limit) + (d.beyond_tolerance ? " exceeded" : "") + "</td></tr>\n";
+    rows += "<tr" + cls + "><th>" + esc(to_string(d.metric)) + "</th><td class=\"num\">" + std::to_string(d.baseline) +
+            "</td><td class=\"num\">" + std::to_string(d.current) + "</td><td class=\"num delta\">" +
+            signed_number(d.delta) + (d.baseline != 0 ? " (" + percent(d.ratio) + ")" : "") +
+            "</td><td class=\"num limit\">\xC2\xB1" + std::to_string(d.limit) +
+            (d.beyond_tolerance ? " exceeded" : "") + "</td></tr>\n";
   }
   std::string out;
   if (!rows.empty()) {
-    out += "<table class=\"changes\"><thead><tr><th>metric</th><th>baseline</th><th>now</th><th>change</th>"
-           "<th>allowed</th></tr></thead><tbody>\n" + rows + "</tbody></table>\n";
+    out +=
+        "<table class=\"changes\"><thead><tr><th>metric</th><th>baseline</th><th>now</th><th>change</th>"
+        "<th>allowed</th></tr></thead><tbody>\n" +
+        rows + "</tbody></table>\n";
   }
   // A leak's or a budget's facts, unless the message below says them already.
   std::vector<std::string> other;
@@ -283,8 +290,9 @@ std::string call_sites_table(const TestRecord& t) {
   if (!t.baseline_call_sites.empty()) {
     const std::vector<CallSiteChange> changes = call_site_changes(t.baseline_call_sites, t.call_sites);
     if (changes.empty()) return "<p class=\"muted\">No call site changed against the baseline.</p>\n";
-    out += "<h4>Call sites that changed</h4>\n<table class=\"sites\"><thead><tr><th>allocations</th><th>bytes</th>"
-           "<th>call site</th><th>where</th></tr></thead><tbody>\n";
+    out +=
+        "<h4>Call sites that changed</h4>\n<table class=\"sites\"><thead><tr><th>allocations</th><th>bytes</th>"
+        "<th>call site</th><th>where</th></tr></thead><tbody>\n";
     for (const CallSiteChange& c : changes) {
       out += "<tr>" + change_cell(c.allocations_delta(), c.allocations_before, c.allocations_after) +
              change_cell(c.bytes_delta(), c.bytes_before, c.bytes_after) + "<td>" + short_name_html(c.function) +
@@ -293,13 +301,14 @@ std::string call_sites_table(const TestRecord& t) {
     return out + "</tbody></table>\n";
   }
   if (t.call_sites.empty()) return {};
-  out += "<h4>Call sites in this run</h4>\n<p class=\"muted small\">The baseline records no call sites to compare "
-         "with; accepting this run records these.</p>\n<table class=\"sites\"><thead><tr><th>allocations</th>"
-         "<th>bytes</th><th>call site</th><th>where</th></tr></thead><tbody>\n";
+  out +=
+      "<h4>Call sites in this run</h4>\n<p class=\"muted small\">The baseline records no call sites to compare "
+      "with; accepting this run records these.</p>\n<table class=\"sites\"><thead><tr><th>allocations</th>"
+      "<th>bytes</th><th>call site</th><th>where</th></tr></thead><tbody>\n";
   for (const CallSite& c : t.call_sites) {
     out += "<tr><td class=\"num\">" + std::to_string(c.allocations) + "</td><td class=\"num\">" +
-           std::to_string(c.bytes) + "</td><td>" + short_name_html(c.function) + "</td><td><code>" +
-           esc(c.location) + "</code></td></tr>\n";
+           std::to_string(c.bytes) + "</td><td>" + short_name_html(c.function) + "</td><td><code>" + esc(c.location) +
+           "</code></td></tr>\n";
   }
   return out + "</tbody></table>\n";
 }

@@ -38,7 +38,7 @@ std::string xml_safe(std::string_view in) {
     for (std::size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
     if (ok && len == 3) {
       auto c1 = static_cast<unsigned char>(in[i + 1]);
-      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);  // overlong, surrogates
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 >= 0xA0);                            // overlong, surrogates
       ok = ok && !(c == 0xEF && c1 == 0xBF && static_cast<unsigned char>(in[i + 2]) >= 0xBE);  // U+FFFE/F
     }
     if (ok && len == 4) {
@@ -77,8 +77,9 @@ void property(pugi::xml_node properties, const std::string& name, std::string_vi
 std::string failure_text(const TestRecord& t, bool heapgate_failure) {
   std::string text;
   if (!heapgate_failure) {
-    text = "The test failed its own assertions (see its log); heapgate's verdict: " +
-           std::string(to_string(t.verdict)) + ".\n";
+    text =
+        "The test failed its own assertions (see its log); heapgate's verdict: " + std::string(to_string(t.verdict)) +
+        ".\n";
   }
   std::size_t lines = 0;
   std::size_t pos = 0;

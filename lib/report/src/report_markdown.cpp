@@ -18,12 +18,22 @@ std::string cell(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '|': out += "\\|"; break;
-      case '\n': out += ' '; break;
-      case '\r': break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      default: out += c;
+      case '|':
+        out += "\\|";
+        break;
+      case '\n':
+        out += ' ';
+        break;
+      case '\r':
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -62,7 +72,8 @@ std::string to_markdown(const Report& report) {
   facts.push_back("mode `" + std::string(to_string(report.run.mode)) + "`");
   if (!report.run.jemalloc_version.empty()) facts.push_back("jemalloc " + cell(report.run.jemalloc_version));
   if (report.run.total_shards > 0) {
-    facts.push_back("shard " + std::to_string(report.run.shard_index) + " of " + std::to_string(report.run.total_shards));
+    facts.push_back("shard " + std::to_string(report.run.shard_index) + " of " +
+                    std::to_string(report.run.total_shards));
   }
   if (report.run.strict) facts.push_back("strict");
   if (!facts.empty()) {
@@ -73,7 +84,8 @@ std::string to_markdown(const Report& report) {
     out += "> **Profiling unavailable:** " + cell(report.run.unavailable_reason) + "\n\n";
   }
   if (!report.run.complete) {
-    out += "> **Incomplete:** the run ended before it finished (a crash?); only the tests that finished are listed.\n\n";
+    out +=
+        "> **Incomplete:** the run ended before it finished (a crash?); only the tests that finished are listed.\n\n";
   }
 
   std::vector<const TestRecord*> problems;

@@ -35,7 +35,8 @@ std::vector<std::string> key_facts(const TestRecord& record) {
         }
       }
       break;
-    default: break;
+    default:
+      break;
   }
   return facts;
 }
@@ -62,14 +63,22 @@ std::string describe_stack_counts(const StackSample& stack) {
 
 int verdict_rank(Verdict verdict) noexcept {
   switch (verdict) {
-    case Verdict::regressed: return 0;
-    case Verdict::leaked: return 1;
-    case Verdict::over_budget: return 2;
-    case Verdict::unavailable: return 3;
-    case Verdict::missing: return 4;
-    case Verdict::improved: return 5;
-    case Verdict::new_test: return 6;
-    case Verdict::pass: return 7;
+    case Verdict::regressed:
+      return 0;
+    case Verdict::leaked:
+      return 1;
+    case Verdict::over_budget:
+      return 2;
+    case Verdict::unavailable:
+      return 3;
+    case Verdict::missing:
+      return 4;
+    case Verdict::improved:
+      return 5;
+    case Verdict::new_test:
+      return 6;
+    case Verdict::pass:
+      return 7;
   }
   return 7;
 }

@@ -24,7 +24,9 @@ int g_line = 0;
 
 __attribute__((noinline)) void nopie_leak(std::vector<void*>& keep) {
   for (int i = 0; i < 3; ++i) {
+    // clang-format off
     void* p = std::malloc(3000); g_line = __LINE__;  // NOLINT: one line, so __LINE__ is the call's
+    // clang-format on
     asm volatile("" : : "g"(p) : "memory");
     keep.push_back(p);
   }

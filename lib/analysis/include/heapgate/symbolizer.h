@@ -154,8 +154,9 @@ class Symbolizer {
   /// frames (looked up as in symbolize_all()). `locations` is a buffer reused
   /// between calls: copy what must outlive the call. Same cost as
   /// symbolize_all() without holding every frame's Location at once.
-  void for_each_stack(const Profile& profile,
-                      const std::function<void(std::size_t index, const std::vector<const Location*>& locations)>& visit);
+  void for_each_stack(
+      const Profile& profile,
+      const std::function<void(std::size_t index, const std::vector<const Location*>& locations)>& visit);
 
   /// What an address of `profile` is known to mean without reading the
   /// module (a profile's symbols sidecar, symbols_sidecar.h).

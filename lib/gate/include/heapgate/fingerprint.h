@@ -25,7 +25,8 @@ Fingerprint runtime_fingerprint();
 
 /// The facts of the translation unit that expands it — the test binary's
 /// compiler, C++ library and build — added to `fingerprint`.
-#define HEAPGATE_ADD_BUILD_FINGERPRINT(fingerprint) ::heapgate::detail::add_build_fingerprint((fingerprint), HEAPGATE_BUILD_FACTS_)
+#define HEAPGATE_ADD_BUILD_FINGERPRINT(fingerprint) \
+  ::heapgate::detail::add_build_fingerprint((fingerprint), HEAPGATE_BUILD_FACTS_)
 
 /// How a run treats a baseline recorded in another environment
 /// (--heapgate_fingerprint, `heapgate run --fingerprint`):

@@ -109,9 +109,7 @@ struct Tolerances {
   std::array<Tolerance, kMetricNames.size()> per_metric{};
 
   Tolerance& operator[](MetricName metric) noexcept { return per_metric[static_cast<std::size_t>(metric)]; }
-  const Tolerance& operator[](MetricName metric) const noexcept {
-    return per_metric[static_cast<std::size_t>(metric)];
-  }
+  const Tolerance& operator[](MetricName metric) const noexcept { return per_metric[static_cast<std::size_t>(metric)]; }
 
   /// Every metric exact: any change beyond 0 counts.
   static Tolerances strict() noexcept { return {}; }

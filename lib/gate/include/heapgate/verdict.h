@@ -25,9 +25,9 @@ namespace heapgate {
 enum class Verdict { pass, regressed, improved, leaked, over_budget, new_test, missing, unavailable };
 
 /// Every Verdict, in declaration order.
-inline constexpr std::array<Verdict, 8> kVerdicts = {Verdict::pass,        Verdict::regressed, Verdict::improved,
-                                                     Verdict::leaked,      Verdict::over_budget, Verdict::new_test,
-                                                     Verdict::missing,     Verdict::unavailable};
+inline constexpr std::array<Verdict, 8> kVerdicts = {Verdict::pass,    Verdict::regressed,   Verdict::improved,
+                                                     Verdict::leaked,  Verdict::over_budget, Verdict::new_test,
+                                                     Verdict::missing, Verdict::unavailable};
 
 /// The verdict's name as written in JSON ("over_budget"; "new" for new_test).
 std::string_view to_string(Verdict verdict) noexcept;

@@ -26,13 +26,13 @@ using RunId = std::int64_t;
 /// How the fixes in the client's errors tell the user to change something.
 /// The defaults suit a program; `heapgate fetch` names its flags instead.
 struct SettingNames {
-  std::string url = "the URL";                                // "check the URL and retry"
-  std::string timeout = "the timeout";                        // "raise the timeout"
-  std::string duration = "the duration";                      // "give the duration in Mesos syntax"
+  std::string url = "the URL";                                         // "check the URL and retry"
+  std::string timeout = "the timeout";                                 // "raise the timeout"
+  std::string duration = "the duration";                               // "give the duration in Mesos syntax"
   std::string give_token = "set ProfilerClientOptions::bearer_token";  // a 401 without a token
-  std::string check_token = "check the bearer token";         // a 401 with one
-  std::string get_raw = "download the raw profile";           // when jeprof fails on the server
-  std::string start_over = "start a new run";                 // the run is gone or replaced
+  std::string check_token = "check the bearer token";                  // a 401 with one
+  std::string get_raw = "download the raw profile";                    // when jeprof fails on the server
+  std::string start_over = "start a new run";                          // the run is gone or replaced
 };
 
 struct ProfilerClientOptions {
@@ -95,7 +95,8 @@ class ProfilerClient {
   /// current one. `on_progress` gets the run's remaining seconds at the start
   /// and after every poll. Errors: those of state(), and `unavailable` when the
   /// server reports no run at all any more (it restarted).
-  Result<void> wait_until_finished(const StartedRun& run, const std::function<void(double remaining)>& on_progress = {});
+  Result<void> wait_until_finished(const StartedRun& run,
+                                   const std::function<void(double remaining)>& on_progress = {});
 
   /// `/download/<kind>?id=<id>`: the body of exactly that run's artifact,
   /// never another run's. A download that misses a run that just ended (its

@@ -42,15 +42,15 @@ struct AllocatorStatus {
   bool jemalloc_detected = false;
   /// jemalloc serves this process' malloc (the Mesos probe: a malloc moves thread.allocated).
   bool jemalloc_active = false;
-  std::string version;            ///< jemalloc's "version" ctl, e.g. "5.3.0-0-g54ea..."
-  bool config_prof = false;       ///< built with --enable-prof
-  bool config_stats = false;      ///< built with --enable-stats
-  bool opt_prof = false;          ///< MALLOC_CONF prof:true at start
-  bool opt_prof_active = false;   ///< initial prof.active
-  bool opt_prof_accum = false;    ///< cumulative counts kept
+  std::string version;           ///< jemalloc's "version" ctl, e.g. "5.3.0-0-g54ea..."
+  bool config_prof = false;      ///< built with --enable-prof
+  bool config_stats = false;     ///< built with --enable-stats
+  bool opt_prof = false;         ///< MALLOC_CONF prof:true at start
+  bool opt_prof_active = false;  ///< initial prof.active
+  bool opt_prof_accum = false;   ///< cumulative counts kept
   std::size_t opt_lg_prof_sample = 19;
-  std::string malloc_conf_env;    ///< $MALLOC_CONF at start, or ""
-  std::string config_malloc_conf; ///< the --with-malloc-conf string built into jemalloc
+  std::string malloc_conf_env;     ///< $MALLOC_CONF at start, or ""
+  std::string config_malloc_conf;  ///< the --with-malloc-conf string built into jemalloc
   /// `experimental.hooks.install` is usable (jemalloc 5.1–5.3, whose hooks_t ABI heapgate declares).
   bool hooks_available = false;
   /// `HEAPGATE_HOOKS=off` was set: heapgate does not install the hooks, and

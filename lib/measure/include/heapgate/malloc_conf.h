@@ -13,10 +13,10 @@
 /// library's object that nothing else references is dropped by the linker).
 /// When jemalloc arrives only through LD_PRELOAD, it sees the symbol only if
 /// the executable exports it: link with `-Wl,--export-dynamic-symbol=malloc_conf`.
-#define HEAPGATE_DEFINE_MALLOC_CONF(conf)                                          \
-  extern "C" {                                                                     \
-  __attribute__((used, visibility("default"))) const char* malloc_conf = (conf);   \
-  }                                                                                \
+#define HEAPGATE_DEFINE_MALLOC_CONF(conf)                                        \
+  extern "C" {                                                                   \
+  __attribute__((used, visibility("default"))) const char* malloc_conf = (conf); \
+  }                                                                              \
   static_assert(true, "require a semicolon")
 
 /// Starts the program ready for `exact` and `sampled` scopes (profiling

@@ -24,8 +24,8 @@ struct Counts {
   std::uint64_t accum_bytes = 0;
 
   friend bool operator==(const Counts& a, const Counts& b) {
-    return a.live_objects == b.live_objects && a.live_bytes == b.live_bytes &&
-           a.accum_objects == b.accum_objects && a.accum_bytes == b.accum_bytes;
+    return a.live_objects == b.live_objects && a.live_bytes == b.live_bytes && a.accum_objects == b.accum_objects &&
+           a.accum_bytes == b.accum_bytes;
   }
   friend bool operator!=(const Counts& a, const Counts& b) { return !(a == b); }
   Counts& operator+=(const Counts& more) {
@@ -99,11 +99,11 @@ inline constexpr std::size_t kMaxProfileFrames = 1024;
 
 /// One line of the `MAPPED_LIBRARIES:` section (the process' /proc/PID/maps).
 struct Mapping {
-  std::uint64_t start = 0;  ///< first address, inclusive
-  std::uint64_t end = 0;    ///< last address, exclusive
-  std::string permissions;  ///< e.g. "r-xp"
-  std::uint64_t offset = 0; ///< file offset of `start`
-  std::string device;       ///< "fe:00"
+  std::uint64_t start = 0;   ///< first address, inclusive
+  std::uint64_t end = 0;     ///< last address, exclusive
+  std::string permissions;   ///< e.g. "r-xp"
+  std::uint64_t offset = 0;  ///< file offset of `start`
+  std::string device;        ///< "fe:00"
   std::uint64_t inode = 0;
   /// File path, "[heap]", "[vdso]", or empty for anonymous maps. Kept as the
   /// kernel printed it, so a file deleted (or replaced) after it was mapped

@@ -184,7 +184,7 @@ struct ProcessResult {
   int exit_code = -1;   ///< exit status, or -1 when killed by a signal / timed out
   int term_signal = 0;  ///< the signal that ended it, or 0
   bool timed_out = false;
-  bool stopped = false;  ///< ended because ProcessOptions::stop turned true
+  bool stopped = false;     ///< ended because ProcessOptions::stop turned true
   std::string stdout_text;  ///< captured stdout, unless redirected to a file
   std::string stderr_text;  ///< captured stderr (always captured)
 };

@@ -6,8 +6,7 @@
 
 namespace {
 
-const std::string kText =
-    "the quick brown fox jumps over the lazy dog while the cat watches the fox and the dog sleep";
+const std::string kText = "the quick brown fox jumps over the lazy dog while the cat watches the fox and the dog sleep";
 
 TEST(SplitWords, KeepsOrderAndDropsEmptyWords) {
   const std::vector<std::string> words = wordcount::split_words("  alpha  beta gamma ");
@@ -16,9 +15,7 @@ TEST(SplitWords, KeepsOrderAndDropsEmptyWords) {
   EXPECT_EQ(words[2], "gamma");
 }
 
-TEST(SplitWords, LongText) {
-  EXPECT_EQ(wordcount::split_words(kText).size(), 19u);
-}
+TEST(SplitWords, LongText) { EXPECT_EQ(wordcount::split_words(kText).size(), 19u); }
 
 TEST(CountWords, CountsRepeatedWords) {
   const std::map<std::string, int> counts = wordcount::count_words(kText);
