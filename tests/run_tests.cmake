@@ -16,3 +16,10 @@ heapgate_add_test(rejudge_test JEMALLOC
   SOURCES e2e/rejudge_test.cpp LABELS e2e runner rejudge
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
 add_dependencies(rejudge_test heapgate_cli sample_suite noisy_suite)
+# The spread a recorded baseline learns, on a suite whose tests start threads.
+add_executable(threaded_suite e2e/threaded_suite.cpp)
+target_link_libraries(threaded_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+heapgate_add_test(learned_spread_test JEMALLOC
+  SOURCES e2e/learned_spread_test.cpp LABELS e2e runner
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
+add_dependencies(learned_spread_test heapgate_cli threaded_suite)

@@ -90,6 +90,14 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
   return out;
 }
 
+Result<Report> RerunExplainer::samples(const std::string& filter, bool keep_shard, int runs,
+                                       std::chrono::seconds budget, sys::ProcessResult* outcome) {
+  // Counters: the counts are the same in every mode that measures exactly,
+  // and the samples need no stacks.
+  return run_children_report(filter, Mode::counters, runs, "--heapgate_internal_samples=" + std::to_string(runs),
+                             keep_shard, budget, outcome);
+}
+
 Result<LiveGrowth> RerunExplainer::growth(const std::string& test, int repetitions) {
   // Counters only: cheap enough to ask for every test that ends with live blocks.
   auto child =

@@ -80,6 +80,12 @@ class RerunExplainer : public Explainer {
   /// call sites of each (for a baseline being recorded). The child is stopped
   /// after `budget`; the tests it finished by then have their call sites.
   Result<RecordedCallSites> call_sites(const std::string& filter, std::chrono::seconds budget);
+  /// Every test `filter` selects, run `runs` times more in one child,
+  /// counting: the child's records, `runs` a test (fewer when it was cut
+  /// short: `outcome` says how it ended). `keep_shard`: the child runs this
+  /// shard's share of `filter`, as this process does.
+  Result<Report> samples(const std::string& filter, bool keep_shard, int runs, std::chrono::seconds budget,
+                         sys::ProcessResult* outcome);
 
  private:
   // Runs the child and returns its record of `test`. `child_flag` is

@@ -89,6 +89,13 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.growth_child = static_cast<int>(*n);
          return {};
        }},
+      {"internal_samples", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto n = detail::parse_flag_count(where, v);
+         if (!n || *n == 0 || *n > 100) return fail(bad_flag_value(where, v, "a number of runs from 1 to 100"));
+         o.sample_runs = static_cast<int>(*n);
+         return {};
+       }},
       {"internal_child", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);

@@ -24,7 +24,7 @@ ProcessRole role_of(const Options& options) {
   // GoogleTest sets --gtest_internal_run_death_test in a death test's child.
   if (!std::string(HEAPGATE_GTEST_FLAG(internal_run_death_test)).empty()) return ProcessRole::death_test_child;
   if (options.growth_child > 0) return ProcessRole::growth_child;
-  if (options.child_iteration > 0) return ProcessRole::rerun_child;
+  if (options.child_iteration > 0 || options.sample_runs > 0) return ProcessRole::rerun_child;
   return ProcessRole::suite_run;
 }
 
@@ -102,7 +102,7 @@ bool PluginRun::records_iteration(int iteration) const noexcept {
     case ProcessRole::growth_child:
       return iteration < options_.growth_child;
     case ProcessRole::rerun_child:
-      return iteration + 1 == options_.child_iteration;
+      return options_.sample_runs > 0 ? iteration < options_.sample_runs : iteration + 1 == options_.child_iteration;
     case ProcessRole::suite_run:
       return iteration == 0;
     case ProcessRole::death_test_child:

@@ -25,7 +25,9 @@ enum class ProcessRole {
   /// baseline (suite_run.cpp).
   suite_run,
   /// `--heapgate_internal_child=N`, started by the suite run to re-run tests
-  /// in exact mode: records their stacks for the parent (rerun_child.cpp).
+  /// in exact mode: records their stacks for the parent (rerun_child.cpp);
+  /// or `--heapgate_internal_samples=K`: records every run of K, samples of
+  /// the tests' spread for a baseline being recorded (learned_spread.cpp).
   rerun_child,
   /// `--heapgate_internal_growth=N`: one scope across N runs of one test,
   /// the live blocks after each (growth_child.cpp).

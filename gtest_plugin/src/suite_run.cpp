@@ -14,6 +14,7 @@
 #include "heapgate/baseline_writer.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
+#include "learned_spread.h"
 #include "run_guard.h"
 #include "test_requests.h"
 
@@ -162,18 +163,25 @@ void SuiteRun::end() {
     for (TestRecord& missing : missing_tests(records_, baseline_)) (void)report->add(std::move(missing));
   }
   if (accepting()) {
-    // Also when sharded: the shards' reports then carry the call sites into
-    // the baseline `heapgate run` or `heapgate accept` writes from them.
+    // Also when sharded: the shards' reports then carry the call sites and
+    // the samples into the baseline `heapgate run` or `heapgate accept`
+    // writes from them.
     record_call_sites();
+    if (run_.mode() != Mode::off) {
+      RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
+      learn_spread(records_, explainer, HEAPGATE_GTEST_FLAG(filter), child_budget());
+    }
     if (report != nullptr) {
       std::map<std::string, const TestRecord*> by_name;
       for (const auto& t : records_.tests) by_name[t.name] = &t;
       for (auto& t : report->records()) {
         auto it = by_name.find(t.name);
-        if (it != by_name.end() && t.call_sites.empty()) {
+        if (it == by_name.end()) continue;
+        if (t.call_sites.empty()) {
           t.call_sites = it->second->call_sites;
           t.call_sites_complete = it->second->call_sites_complete;
         }
+        t.samples = it->second->samples;
       }
     }
   }
@@ -203,11 +211,8 @@ void SuiteRun::record_call_sites() {
   };
   if (std::none_of(records_.tests.begin(), records_.tests.end(), lacks_sites)) return;
   const std::string filter = HEAPGATE_GTEST_FLAG(filter);
-  const auto suite_time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
-  const std::chrono::seconds budget =
-      std::max(std::chrono::seconds(kCallSitesMinimumSeconds), kCallSitesBudgetFactor * suite_time);
   RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
-  auto sites = explainer.call_sites(filter, budget);
+  auto sites = explainer.call_sites(filter, child_budget());
   std::string why;
   std::vector<std::string> lacking;
   if (!sites) {
@@ -235,6 +240,13 @@ void SuiteRun::record_call_sites() {
                "heapgate: the baseline records no call sites for %zu of %zu tests (%s): %s; a regression in them is "
                "explained by this run's stacks only; fix: record again (--heapgate_update_baselines)\n",
                lacking.size(), records_.tests.size(), names.c_str(), why.c_str());
+}
+
+// How long a child that runs the whole suite again may take: it only stops
+// one that hangs.
+std::chrono::seconds SuiteRun::child_budget() const {
+  const auto suite_time = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
+  return std::max(std::chrono::seconds(kCallSitesMinimumSeconds), kCallSitesBudgetFactor * suite_time);
 }
 
 // What this run writes into the baseline: the one baseline writer decides

@@ -47,6 +47,7 @@ class SuiteRun {
  private:
   void finish_interrupted(TestRecord record);
   void record_call_sites();
+  std::chrono::seconds child_budget() const;
   void record_baseline();
 
   PluginRun& run_;

@@ -93,6 +93,10 @@ struct Options {
   /// child; it records only gtest iteration ITERATION and never re-runs,
   /// writes baselines or re-executes itself.
   int child_iteration = 0;
+  /// Internal (`--heapgate_internal_samples=K`): this process is a re-run
+  /// child that records every one of K gtest iterations, each a sample of
+  /// its tests' spread for a baseline being recorded.
+  int sample_runs = 0;
 };
 
 /// Reads the `--heapgate_*` flags out of argv (removing them, as

@@ -2,7 +2,9 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/baseline_writer.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "heapgate/gate.h"
 
@@ -62,6 +64,25 @@ void apply(Baseline& baseline, std::map<std::string, BaselineEntry> candidates, 
 
 }  // namespace
 
+namespace {
+
+// The band a recording run's samples span with its own measurement; none
+// when they all agree (the test is exact after all).
+std::optional<NoiseBand> learned_band(const Metrics& measured, const std::vector<Metrics>& samples) {
+  NoiseBand band{static_cast<std::uint32_t>(samples.size() + 1), measured, measured};
+  bool varies = false;
+  for (const Metrics& sample : samples) {
+    for (MetricName m : kMetricNames) {
+      get(band.low, m) = std::min(get(band.low, m), get(sample, m));
+      get(band.high, m) = std::max(get(band.high, m), get(sample, m));
+      varies = varies || get(sample, m) != get(measured, m);
+    }
+  }
+  return varies ? std::optional<NoiseBand>(band) : std::nullopt;
+}
+
+}  // namespace
+
 std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
   std::map<std::string, BaselineEntry> out;
   for (const auto& t : report.tests) {
@@ -78,6 +99,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
     if (t.alone) e.alone = NoiseBand{1, *t.alone, *t.alone};
+    if (!t.samples.empty()) e.noise = learned_band(t.metrics, t.samples);
     out[t.name] = std::move(e);
   }
   return out;

@@ -169,7 +169,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   r.only_keys(v, p,
               {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "confirmations",
                "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
-               "message", "metrics", "mode", "name", "other_threads", "profiles", "setup_residue", "stacks",
+               "message", "metrics", "mode", "name", "other_threads", "profiles", "samples", "setup_residue", "stacks",
                "standard_errors", "suite", "suppressed", "test", "verdict"});
   // clang-format on
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
@@ -222,6 +222,14 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
     t.profiles = read_strings(r, *f, pointer_append(p, "profiles"));
   if (const json* f = r.member(v, p, "duration_ms", false)) {
     t.duration_ms = r.number(*f, pointer_append(p, "duration_ms"));
+  }
+  if (const json* f = r.member(v, p, "samples", false)) {
+    const std::string sp = pointer_append(p, "samples");
+    if (r.array(*f, sp)) {
+      for (std::size_t i = 0; i < f->size() && r.ok(); ++i) {
+        t.samples.push_back(r.metrics((*f)[i], sp + "/" + std::to_string(i)));
+      }
+    }
   }
   if (const json* f = r.member(v, p, "setup_residue", false)) {
     t.setup_residue = r.boolean(*f, pointer_append(p, "setup_residue"));
@@ -556,6 +564,11 @@ std::string record_json_line(const TestRecord& t) {
   w.key("profiles").open('[');
   for (const std::string& p : t.profiles) w.string(p);
   w.close(']');
+  if (!t.samples.empty()) {
+    w.key("samples").open('[');
+    for (const Metrics& m : t.samples) write_metrics(w, m);
+    w.close(']');
+  }
   if (t.setup_residue) w.key("setup_residue").boolean(true);
   w.key("stacks").open('[');
   for (const StackSample& s : t.stacks) {

@@ -186,6 +186,12 @@ struct TestRecord {
   /// (JSON "confirmations", absent when none): one within the baseline, or
   /// alone within the entry's `alone` band, made it not reproducible.
   std::vector<Metrics> confirmations;
+  /// Metrics of the further runs of the test that a run recording a baseline
+  /// made to learn its spread, in order (JSON "samples", absent when none):
+  /// with `metrics`, the runs whose lowest and highest values become the
+  /// baseline's noise band (baseline_entries()). Only tests that other
+  /// threads allocated in are sampled (docs/design.md §6a, "Learned spread").
+  std::vector<Metrics> samples;
   /// The leak rule applied to this test (the run's --heapgate_check_leaks and
   /// the test's HEAPGATE_EXPECT_NO_LEAKS / HEAPGATE_ALLOW_LEAKS). JSON
   /// "leaks_checked", absent when true.

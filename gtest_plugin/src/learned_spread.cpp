@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "learned_spread.h"
+
+#include <cstdio>
+#include <map>
+#include <vector>
+
+namespace heapgate::gtest {
+namespace {
+
+// An argument this long still passes exec (Linux allows 128 KiB a string);
+// a longer list of names runs the whole filter instead.
+constexpr std::size_t kMostFilterBytes = 64 * 1024;
+
+bool sampled_measurement(const TestRecord& r) {
+  return !r.gtest_failed && r.verdict != Verdict::unavailable && r.interrupted == Interruption::none &&
+         r.mode != Mode::off;
+}
+
+}  // namespace
+
+bool may_vary(const TestRecord& record) {
+  return record.other_threads.allocations > 0 && record.mode != Mode::sampled && record.mode != Mode::off &&
+         !record.gtest_failed && record.interrupted == Interruption::none;
+}
+
+void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget) {
+  std::string names;
+  std::size_t learned = 0;
+  for (const TestRecord& t : run.tests) {
+    if (!may_vary(t)) continue;
+    names += (names.empty() ? "" : ":") + t.name;
+    ++learned;
+  }
+  if (learned == 0) return;
+  const bool by_name = names.size() <= kMostFilterBytes;
+  sys::ProcessResult outcome;
+  auto samples =
+      explainer.samples(by_name ? names : run_filter, /*keep_shard=*/!by_name, kLearnedRuns, budget, &outcome);
+  if (!samples) {
+    std::fprintf(stderr, "heapgate: the spread of %zu tests that other threads allocated in was not learned: %s\n",
+                 learned, samples.error().message().c_str());
+    return;
+  }
+  std::map<std::string, std::vector<const TestRecord*>> by_test;
+  for (const TestRecord& s : samples->tests) by_test[s.name].push_back(&s);
+  std::size_t varied = 0;
+  std::size_t short_of_runs = 0;
+  for (TestRecord& t : run.tests) {
+    if (!may_vary(t)) continue;
+    auto it = by_test.find(t.name);
+    if (it != by_test.end()) {
+      for (const TestRecord* s : it->second) {
+        if (sampled_measurement(*s)) t.samples.push_back(s->metrics);
+      }
+    }
+    if (t.samples.size() < static_cast<std::size_t>(kLearnedRuns)) ++short_of_runs;
+    for (const Metrics& m : t.samples) {
+      if (m != t.metrics) {
+        ++varied;
+        break;
+      }
+    }
+  }
+  std::fprintf(stderr,
+               "heapgate: learned the spread of %zu tests that other threads allocated in (%d more runs each): "
+               "%zu varied, and their baseline entries keep the band\n",
+               learned, kLearnedRuns, varied);
+  if (short_of_runs > 0) {
+    std::string why = outcome.timed_out ? "stopped after its budget of " + std::to_string(budget.count()) + " s"
+                      : outcome.term_signal != 0 ? "crashed (signal " + std::to_string(outcome.term_signal) + ")"
+                                                 : "ended before them or they failed in it";
+    std::fprintf(stderr,
+                 "heapgate: %zu of them have fewer than %d more runs (the child that ran them %s); their bands "
+                 "are narrower; fix: record again (--heapgate_update_baselines)\n",
+                 short_of_runs, kLearnedRuns, why.c_str());
+  }
+}
+
+}  // namespace heapgate::gtest

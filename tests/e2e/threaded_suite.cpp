@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A suite whose tests start threads, for the spread a recorded baseline
+// learns (docs/design.md §6a, "Learned spread"). The variation is scripted so
+// the test of it is not itself flaky: each run of Threaded.Varies bumps a
+// counter in THREADED_COUNTER_FILE, and its worker thread allocates
+// 1 + (counter % 3) blocks, as a thread pool's work depends on timing.
+// THREADED_EXTRA=1 plants three more allocations, on the test's own thread,
+// in Threaded.Steady: the regression a learned band must not hide (one more
+// would be within the allowance for scheduling every test with other
+// threads gets, docs/design.md §6a).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+namespace {
+
+void* volatile g_sink = nullptr;
+
+void allocate_and_free(int blocks) {
+  for (int i = 0; i < blocks; ++i) {
+    g_sink = std::malloc(64);
+    std::free(g_sink);
+  }
+}
+
+int next_count() {
+  const char* path = std::getenv("THREADED_COUNTER_FILE");
+  if (path == nullptr) return 0;
+  int count = 0;
+  {
+    std::ifstream in(path);
+    in >> count;
+  }
+  std::ofstream(path) << count + 1;
+  return count;
+}
+
+}  // namespace
+
+TEST(Threaded, Varies) {
+  const int count = next_count();
+  std::thread worker([count] { allocate_and_free(1 + count % 3); });
+  worker.join();
+}
+
+TEST(Threaded, Steady) {
+  std::thread worker([] { allocate_and_free(2); });
+  worker.join();
+  allocate_and_free(std::getenv("THREADED_EXTRA") != nullptr ? 6 : 3);
+}
+
+TEST(Single, Fixed) { allocate_and_free(3); }
