@@ -329,7 +329,9 @@ TEST_F(Faults, F11_AShardKilledMidTest) {
       if (auto log = sys::read_file(report_ + "/shards/fault_suite.log"); log && contains(*log, "Faults.Trigger"))
         break;
     }
-    std::system("pkill -KILL -x fault_suite");
+    // Only this test's shard: tests run in parallel (ctest -j) start fault_suite too.
+    // Anchored, so the shell running pkill, whose command line holds the pattern, is spared.
+    std::system(("pkill -KILL -f '^[^ ]*fault_suite .*" + report_ + "'").c_str());
   });
   auto run = cli(run_args(), {"HEAPGATE_FAULT=sleep"});
   killer.join();
@@ -355,7 +357,10 @@ TEST_F(Faults, F12_RunInterrupted) {
         if (auto log = sys::read_file(report_ + "/shards/fault_suite.log"); log && contains(*log, "Faults.Trigger"))
           break;
       }
-      std::system((std::string("pkill -") + (signo == SIGINT ? "INT" : "TERM") + " -f '^" + HEAPGATE_CLI_PATH + " run'")
+      // Only this test's run (its report directory is its own): other tests
+      // run heapgate run in parallel under ctest -j.
+      std::system((std::string("pkill -") + (signo == SIGINT ? "INT" : "TERM") + " -f '^" + HEAPGATE_CLI_PATH +
+                   " run .*" + report_ + "'")
                       .c_str());
     });
     auto run = sys::run_process(args, options);
