@@ -30,8 +30,9 @@ double seconds(const timeval& t) { return static_cast<double>(t.tv_sec) + static
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "heapgate: anchor_measure: expected RESULT_FILE COMMAND [ARGS...]; fix: "
-                         "anchor_measure result.txt ./anchor_workload\n");
+    std::fprintf(stderr,
+                 "heapgate: anchor_measure: expected RESULT_FILE COMMAND [ARGS...]; fix: "
+                 "anchor_measure result.txt ./anchor_workload\n");
     return 2;
   }
   const std::string result_path = argv[1];

@@ -134,8 +134,7 @@ int write_rebased() {
     std::fprintf(stderr, "bench_diff: %s\n", rebased.error().message().c_str());
     return 2;
   }
-  if (auto written = heapgate::sys::write_file_atomic(g_rebased, heapgate::write_profile(rebased->profile));
-      !written) {
+  if (auto written = heapgate::sys::write_file_atomic(g_rebased, heapgate::write_profile(rebased->profile)); !written) {
     std::fprintf(stderr, "bench_diff: %s\n", written.error().message().c_str());
     return 2;
   }

@@ -38,9 +38,13 @@ int main(int argc, char** argv) {
   g_suite = g_suite.substr(0, g_suite.rfind('/') + 1) + "trivial_suite";
   for (const char* mode : {"off", "counters", "exact"}) {
     benchmark::RegisterBenchmark((std::string("1000 trivial tests/") + mode).c_str(), BM_ThousandTrivialTests, mode)
-        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(5);
     benchmark::RegisterBenchmark((std::string("heavy test/") + mode).c_str(), BM_HeavyTest, mode)
-        ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(3);
   }
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -97,9 +97,10 @@ int main(int argc, char** argv) {
   if (sizes.empty()) sizes = {64, 256, 1024};
   std::printf("%zu runs per row, +%zu%% change, %zu-byte blocks, jemalloc's default sample rate, %s tolerance\n", runs,
               change, block, g_fixed ? "the fixed 10% + 512 KiB" : "the statistical");
-  std::printf("| MiB per run | baseline allocated_bytes (± 3 se) | false regressions, one baseline | false regressions, "
-              "each run vs the one before | +%zu%% detected |\n",
-              change);
+  std::printf(
+      "| MiB per run | baseline allocated_bytes (± 3 se) | false regressions, one baseline | false regressions, "
+      "each run vs the one before | +%zu%% detected |\n",
+      change);
   std::printf("|---|---|---|---|---|\n");
   for (std::size_t mib : sizes) {
     const std::size_t count = mib * 1024 * 1024 / block;
@@ -121,7 +122,8 @@ int main(int argc, char** argv) {
       previous.metrics = run.metrics;
       previous.standard_errors = run.errors;
     }
-    for (std::size_t r = 0; r < runs; ++r) caught += regressed(entry, measure(count + count * change / 100, block)) ? 1 : 0;
+    for (std::size_t r = 0; r < runs; ++r)
+      caught += regressed(entry, measure(count + count * change / 100, block)) ? 1 : 0;
     const std::string interval =
         heapgate::estimate_interval(base.metrics.allocated_bytes, base.errors ? base.errors->allocated_bytes : 0);
     std::printf("| %zu | %llu (%s) | %zu / %zu | %zu / %zu | %zu / %zu |\n", mib,

@@ -9,11 +9,21 @@
 #                                      workload under glibc, jemalloc, the sanitizers,
 #                                      heaptrack, Valgrind and heapgate's modes), which the
 #                                      full run also ends with
+#   scripts/bench.sh --paired [ARGS]   only the paired rounds: scripts/bench_paired.sh (off,
+#                                      counters and exact on both counting paths, and the
+#                                      anchors jemalloc, LSan, heaptrack and massif, in
+#                                      rounds, on 1M, 3M and mixed-size workloads, 8 threads
+#                                      and outside any window; ratios to off with off's time
+#                                      beside them, none when off is >20% above this
+#                                      machine's quiet minimum). ARGS go to that script
+#                                      (--rounds N, --no-anchors, --only LIST, --check);
+#                                      not part of the full run (~20 minutes on its own)
 # HEAPGATE_BUILD_DIR picks the build directory, HEAPGATE_BUILD_JOBS the
 # compile jobs (default: one per core).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [[ "${1:-}" == "--anchors" ]]; then exec "$here/scripts/bench_anchors.sh"; fi
+if [[ "${1:-}" == "--paired" ]]; then shift; exec "$here/scripts/bench_paired.sh" "$@"; fi
 build="${HEAPGATE_BUILD_DIR:-$here/build}"
 stacks="${1:-10000 50000}"
 jobs="${HEAPGATE_BUILD_JOBS:-$(nproc)}"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -206,9 +207,17 @@ Run read_run(JsonReader& r, const json& entry, const std::string& pointer) {
   return run;
 }
 
-std::uint64_t round_whole(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
+// A count from a per-iteration figure; a figure past what 64 bits hold (only a
+// hand-edited or corrupt file has one) saturates instead of overflowing the cast.
+std::uint64_t saturating_count(double v) {
+  constexpr double kPastMax = 18446744073709551616.0;  // 2^64
+  if (!(v > 0)) return 0;
+  if (v >= kPastMax) return std::numeric_limits<std::uint64_t>::max();
+  return static_cast<std::uint64_t>(v);
+}
+std::uint64_t round_whole(double v) { return saturating_count(std::round(v)); }
 // Live counts round up: a leak of one block in 16 iterations must not read as 0.
-std::uint64_t round_up(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::ceil(v - 1e-9)); }
+std::uint64_t round_up(double v) { return saturating_count(std::ceil(v - 1e-9)); }
 
 Metrics from_region(const RegionCounters& c) {
   Metrics m;
