@@ -60,7 +60,9 @@ SuiteRun::SuiteRun(PluginRun& run) : run_(run), started_(std::chrono::steady_clo
     suppressions_ = std::move(*suppressions);
   }
   if (!options.baselines_dir.empty()) {
-    baseline_path_ = options.baselines_dir + "/" + run_.binary_name() + ".json";
+    auto path = baseline_path(options.baselines_dir, run_.binary_name(), run_.binary_path());
+    if (!path) setup_failed(path.error());
+    baseline_path_ = std::move(*path);
     auto loaded = read_baseline(baseline_path_);
     if (!loaded) setup_failed(loaded.error());
     baseline_ = std::move(*loaded);

@@ -30,19 +30,6 @@ std::string first_line(const std::string& text) {
 
 }  // namespace
 
-Result<std::string> baseline_path(const std::string& baselines_dir, const std::string& binary,
-                                  const std::string& source) {
-  // The readers check the name already; checked again here, where it becomes
-  // a path, so no other way in can write outside the baselines directory.
-  if (std::string problem = binary_name_problem(binary); !problem.empty()) {
-    return fail(make_error(
-        ErrorCode::invalid_argument, source,
-        "the test binary's name \"" + binary.substr(0, 64) + "\" " + problem + "; expected a plain file name",
-        "use the report heapgate wrote for the run; a binary's name is never a path"));
-  }
-  return baselines_dir + "/" + binary + ".json";
-}
-
 Result<std::vector<Report>> read_reports(const std::string& dir) {
   struct stat info {};
   if (::stat(dir.c_str(), &info) == 0 && S_ISREG(info.st_mode)) {

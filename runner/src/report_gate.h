@@ -15,14 +15,6 @@
 
 namespace heapgate::runner {
 
-/// The baseline file of a test binary: `<dir>/<binary>.json`. `binary`
-/// comes from reports, which may be CI artifacts: a name that is not one
-/// plain file name (binary_name_problem()) is an `invalid_argument` error
-/// at `source` (where the name came from: a report directory, a binary's
-/// path), never a path outside `baselines_dir`.
-Result<std::string> baseline_path(const std::string& baselines_dir, const std::string& binary,
-                                  const std::string& source);
-
 /// Reads the merged reports of a report directory: every `<dir>/*.json`
 /// except shard reports (`*.shard-*`), sorted by file name; `dir` may also
 /// name one report file. Errors:

@@ -329,5 +329,21 @@ TEST(Baseline, JoinStackUsesTheSeparator) {
   EXPECT_EQ(join_stack({}), "");
 }
 
+TEST(Baseline, PathIsTheBinarysFileInTheDirectory) {
+  auto path = baseline_path("ci/baselines", "parser_test", "build/parser_test");
+  ASSERT_TRUE(path) << path.error().message();
+  EXPECT_EQ(*path, "ci/baselines/parser_test.json");
+}
+
+TEST(Baseline, PathRefusesANameThatIsNotOneFileName) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", ".", "..", "../escape", "a/b", std::string(kMaxBinaryNameLength + 1, 'x')}) {
+    auto path = baseline_path("ci/baselines", bad, "reports/shard-1");
+    ASSERT_FALSE(path) << "accepted \"" << bad << "\" as " << *path;
+    EXPECT_EQ(path.error().code, ErrorCode::invalid_argument);
+    EXPECT_NE(path.error().message().find("reports/shard-1"), std::string::npos) << path.error().message();
+  }
+}
+
 }  // namespace
 }  // namespace heapgate

@@ -148,6 +148,15 @@ inline constexpr std::size_t kMaxBinaryNameLength = 200;
 /// at most kMaxBinaryNameLength bytes. Pure.
 std::string binary_name_problem(std::string_view name);
 
+/// The baseline file of a test binary: `<baselines_dir>/<binary>.json`, the
+/// one place that path is made (the plugin, every CLI verb). `binary` may come
+/// from a report, which may be a CI artifact: a name that is not one plain
+/// file name (binary_name_problem()) is an `invalid_argument` error at
+/// `source` (where the name came from: a report directory, a binary's path),
+/// never a path outside `baselines_dir`.
+Result<std::string> baseline_path(const std::string& baselines_dir, const std::string& binary,
+                                  const std::string& source);
+
 /// Field-by-field equality.
 bool operator==(const Baseline& a, const Baseline& b) noexcept;
 bool operator!=(const Baseline& a, const Baseline& b) noexcept;
