@@ -21,7 +21,7 @@ bool sampled_measurement(const TestRecord& r) {
 }  // namespace
 
 bool may_vary(const TestRecord& record) {
-  return record.other_threads.allocations > 0 && record.mode != Mode::sampled && record.mode != Mode::off &&
+  return !record.other_threads.empty() && record.mode != Mode::sampled && record.mode != Mode::off &&
          !record.gtest_failed && record.interrupted == Interruption::none;
 }
 

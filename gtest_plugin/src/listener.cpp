@@ -54,6 +54,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     const bool dumps = run_->mode() == Mode::exact || run_->mode() == Mode::sampled;
     if (dumps && run_->keeper().ready())
       scope_options.profile_path = run_->keeper().new_path(file_stem_of(full_name(info)));
+    switches_at_start_ = other_thread_switches();
     scope_.emplace(full_name(info), std::move(scope_options));
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
     detail::skip_next_allocation();
@@ -69,14 +70,23 @@ class Listener : public ::testing::EmptyTestEventListener {
     if (growth_ && scope_ && !growth_->after_run(*scope_, iteration_)) return;
     std::optional<Result<ScopeResult>> measured;
     std::uint64_t fixture_bytes = 0;
+    std::uint64_t switches = 0;
     if (scope_) {
       measured.emplace(scope_->finish());
+      const std::uint64_t switches_now = other_thread_switches();
+      switches = switches_now > switches_at_start_ ? switches_now - switches_at_start_ : 0;
       scope_.reset();
       fixture_bytes = detail::take_skipped_bytes();
     }
-    if (!run_->records_iteration(iteration_) || info.result()->Skipped()) return;
-
+    if (!run_->records_iteration(iteration_)) return;
     TestRecord record = test_record_of(info, run_->mode(), elapsed.count());
+    if (info.result()->Skipped()) {
+      // In the report, so a reader sees every test the binary has; the
+      // children re-run tests for the suite run, which has the record already.
+      if (suite_) suite_->add(skipped_record(info, std::move(record)));
+      return;
+    }
+
     if (!measured || !*measured) {
       Observation nothing;
       nothing.unavailable_reason = measured ? measured->error().message() : run_->unavailable_reason();
@@ -88,6 +98,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       return;
     }
     add_measurement(record, **measured, run_->gtest_overhead(), fixture_bytes);
+    record.other_threads.switches = switches;
     if (growth_) record.growth = growth_->take();
     if (suite_) {
       suite_->judge(std::move(record));
@@ -123,6 +134,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   std::optional<GrowthChild> growth_;
   std::optional<ProfileScope> scope_;
   std::chrono::steady_clock::time_point test_started_{};
+  std::uint64_t switches_at_start_ = 0;
   int iteration_ = 0;
 };
 

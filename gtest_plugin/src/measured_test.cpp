@@ -2,6 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "measured_test.h"
 
+#include <sys/resource.h>
+
 #include <string>
 
 #include "heapgate/gate.h"
@@ -36,6 +38,29 @@ TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double dur
   return record;
 }
 
+std::uint64_t other_thread_switches() noexcept {
+  struct rusage process {};
+  struct rusage thread {};
+  if (::getrusage(RUSAGE_SELF, &process) != 0 || ::getrusage(RUSAGE_THREAD, &thread) != 0) return 0;
+  const auto all = static_cast<std::uint64_t>(process.ru_nvcsw) + static_cast<std::uint64_t>(process.ru_nivcsw);
+  const auto own = static_cast<std::uint64_t>(thread.ru_nvcsw) + static_cast<std::uint64_t>(thread.ru_nivcsw);
+  return all > own ? all - own : 0;
+}
+
+TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record) {
+  record.verdict = Verdict::skipped;
+  record.message = "skipped: the test skipped itself (GTEST_SKIP()); nothing was measured or judged";
+  const ::testing::TestResult& result = *info.result();
+  for (int i = 0; i < result.total_part_count(); ++i) {
+    const ::testing::TestPartResult& part = result.GetTestPartResult(i);
+    if (part.skipped() && part.message() != nullptr && *part.message() != '\0') {
+      record.message += ": " + std::string(part.message());
+      break;
+    }
+  }
+  return record;
+}
+
 void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& gtest_overhead,
                      std::uint64_t fixture_bytes) {
   record.metrics = from_scope(scope);
@@ -47,7 +72,8 @@ void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics
     record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, fixture_bytes);
   }
   record.estimated = scope.estimated;
-  record.other_threads = ThreadShare{scope.other_thread_allocations, scope.other_thread_bytes};
+  record.other_threads.allocations = scope.other_thread_allocations;
+  record.other_threads.bytes = scope.other_thread_bytes;
   record.standard_errors = standard_errors_of(scope);
   if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
 }

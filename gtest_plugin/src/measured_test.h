@@ -20,6 +20,16 @@ std::string full_name(const ::testing::TestInfo& info);
 /// place, time, budgets and whether GoogleTest failed it.
 TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double duration_ms);
 
+/// How often threads other than the calling one have been switched in or
+/// out so far (the process' context switches, finished threads included,
+/// less the calling thread's): when it grows across a test, other threads
+/// ran during it. Two getrusage() calls.
+std::uint64_t other_thread_switches() noexcept;
+
+/// The record of a test that skipped itself (GTEST_SKIP()): verdict
+/// `skipped`, nothing measured, GoogleTest's skip message in the message.
+TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record);
+
 /// Adds what the test's scope measured. GoogleTest's own per-test
 /// allocations (`gtest_overhead`) are not the test's (docs/design.md §6); nor
 /// is the fixture object (`fixture_bytes`), which the counters skipped but a

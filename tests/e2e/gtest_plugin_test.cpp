@@ -551,6 +551,36 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
   EXPECT_EQ(find(after.report, "Sample.Counted")->verdict, Verdict::pass);
 }
 
+// A test that skips itself is in the report as skipped, never written to
+// the baseline, and an entry it already has is neither missing nor changed.
+TEST_F(GtestPlugin, ASkippedTestIsReportedSkippedAndItsBaselineEntryKept) {
+  const std::string baselines = dir_ + "/baselines";
+  const std::string filter = "--gtest_filter=Sample.Clean:Sample.Skips";
+  SuiteRun recorded = run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines});
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.output;
+  const TestRecord* skipped = find(recorded.report, "Sample.Skips");
+  ASSERT_NE(skipped, nullptr) << recorded.output;
+  EXPECT_EQ(skipped->verdict, Verdict::skipped);
+  EXPECT_NE(skipped->message.find("skipped on purpose"), std::string::npos) << skipped->message;
+  auto baseline = read_baseline(baselines + "/sample_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  EXPECT_EQ(baseline->tests.count("Sample.Skips"), 0u);
+  EXPECT_EQ(baseline->tests.count("Sample.Clean"), 1u);
+
+  // An entry from the days the test ran.
+  baseline->tests["Sample.Skips"] = baseline->tests.at("Sample.Clean");
+  ASSERT_TRUE(write_baseline(baselines + "/sample_suite.json", *baseline));
+  SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {"--heapgate_baselines=" + baselines});
+  ASSERT_NE(find(whole.report, "Sample.Skips"), nullptr) << whole.output;
+  EXPECT_EQ(find(whole.report, "Sample.Skips")->verdict, Verdict::skipped);
+  SuiteRun updated = run_suite("sample_suite", dir_ + "/r2",
+                               {filter, "--heapgate_baselines=" + baselines, "--heapgate_update_baselines"});
+  EXPECT_EQ(updated.exit_code, 0) << updated.output;
+  auto after = read_baseline(baselines + "/sample_suite.json");
+  ASSERT_TRUE(after) << after.error().message();
+  EXPECT_EQ(after->tests.at("Sample.Skips"), baseline->tests.at("Sample.Skips"));
+}
+
 TEST_F(GtestPlugin, ShardsMergeIntoTheUnshardedReport) {
   SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {kGoodTests});
   SuiteRun s0 =

@@ -101,6 +101,8 @@ TEST(Sample, CrashesOnRequest) {
   if (std::getenv("SAMPLE_CRASH") != nullptr) std::abort();
 }
 
+TEST(Sample, Skips) { GTEST_SKIP() << "skipped on purpose"; }
+
 TEST(Sample, AssertionFails) { EXPECT_EQ(1, 2) << "this test fails on purpose"; }
 
 TEST(SampleDeathTest, Dies) {

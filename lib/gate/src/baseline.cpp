@@ -283,6 +283,30 @@ NoiseBand recentred(const NoiseBand& band, const Metrics& old_median, const Metr
   return out;
 }
 
+// One accepted run of a test with a noise band, metric by metric: a value
+// near the band (within one spread of it, where timing can take the test)
+// is what the band had not seen yet: the band widens to hold it and the
+// median stays. A value farther out is an intended change: the band keeps
+// its shape around the new value (recentred). Either way the band counts
+// one more run; a run's own samples (a fresh band) replace it instead.
+void accept_into_band(const NoiseBand& band, const Metrics& old_median, BaselineEntry& fresh) {
+  const Metrics value = fresh.metrics;
+  NoiseBand out = recentred(band, old_median, value);
+  for (MetricName m : kMetricNames) {
+    const std::uint64_t low = get(band.low, m);
+    const std::uint64_t high = get(band.high, m);
+    const std::uint64_t width = high - std::min(high, low);
+    const std::uint64_t v = get(value, m);
+    const bool near = v + width >= low && v <= high + width;
+    if (width == 0 || !near) continue;  // recentred: an exact metric, or an intended change
+    get(out.low, m) = std::min(low, v);
+    get(out.high, m) = std::max(high, v);
+    get(fresh.metrics, m) = get(old_median, m);
+  }
+  out.runs = band.runs + 1;
+  fresh.noise = out;
+}
+
 // The test alone moves as the test in the suite does: an intended change
 // accepted from one run shifts it by the same amount.
 NoiseBand shifted(const NoiseBand& band, const Metrics& old_metrics, const Metrics& new_metrics) {
@@ -314,8 +338,7 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
       merged.call_sites = it->second.call_sites;
       merged.call_sites_complete = it->second.call_sites_complete;
     }
-    if (!merged.noise && it->second.noise)
-      merged.noise = recentred(*it->second.noise, it->second.metrics, merged.metrics);
+    if (!merged.noise && it->second.noise) accept_into_band(*it->second.noise, it->second.metrics, merged);
     if (!merged.alone && it->second.alone)
       merged.alone = shifted(*it->second.alone, it->second.metrics, merged.metrics);
     if (merged == it->second) {

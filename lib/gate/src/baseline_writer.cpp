@@ -36,7 +36,7 @@ void apply(Baseline& baseline, std::map<std::string, BaselineEntry> candidates, 
       candidates.erase(record.name);
       continue;
     }
-    if (record.verdict == Verdict::missing) continue;
+    if (record.verdict == Verdict::missing || record.verdict == Verdict::skipped) continue;
     const std::string why = refusal_of(record, rules.writer);
     if (!why.empty()) write.refused.push_back({record.name, why});
     if (!why.empty() || (rules.writer == BaselineWriter::ratchet && record.verdict != Verdict::improved)) {
@@ -86,7 +86,8 @@ std::optional<NoiseBand> learned_band(const Metrics& measured, const std::vector
 std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
   std::map<std::string, BaselineEntry> out;
   for (const auto& t : report.tests) {
-    if (t.verdict == Verdict::unavailable || t.verdict == Verdict::missing || t.mode == Mode::off || t.gtest_failed) {
+    if (t.verdict == Verdict::unavailable || t.verdict == Verdict::missing || t.verdict == Verdict::skipped ||
+        t.mode == Mode::off || t.gtest_failed) {
       continue;
     }
     BaselineEntry e;

@@ -51,6 +51,7 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
     for (const BaselineEntry* e : seen) {
       entry.other_threads.allocations = std::max(entry.other_threads.allocations, e->other_threads.allocations);
       entry.other_threads.bytes = std::max(entry.other_threads.bytes, e->other_threads.bytes);
+      entry.other_threads.switches = std::max(entry.other_threads.switches, e->other_threads.switches);
     }
     entry.alone = std::nullopt;
     for (const BaselineEntry* e : seen) {

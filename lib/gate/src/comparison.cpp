@@ -91,7 +91,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     for (MetricName m : kMetricNames) {
       // max(absolute, relative x baseline) for the test's own thread, plus the scheduling allowance.
       const std::uint64_t own = allowed_change(used[m], get(baseline->metrics, m));
-      const std::uint64_t allowance = scheduling_allowance(m, baseline->other_threads);
+      const std::uint64_t allowance = scheduling_allowance(m, baseline->other_threads, baseline->metrics);
       constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
       used[m] = Tolerance{own > kMost - allowance ? kMost : own + allowance, 0.0};
     }
@@ -101,6 +101,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   std::string noisy;
   for (MetricName m : kMetricNames) {
     MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
+    std::string band_text;  // "low–high" when a noise band judges this metric
     if (baseline->noise && spread(*baseline->noise, m) > 0) {
       // A calibrated test is judged by its noise band instead of the tolerance alone.
       const NoiseBand& band = *baseline->noise;
@@ -109,9 +110,9 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       const std::uint64_t value = get(current, m);
       d.beyond_tolerance = value > limits.upper || value < limits.lower;
       d.limit = value >= median ? limits.upper - median : median - limits.lower;
+      band_text = std::to_string(get(band.low, m)) + "–" + std::to_string(get(band.high, m));
       if (!noisy.empty()) noisy += ", ";
-      noisy +=
-          std::string(to_string(m)) + " " + std::to_string(get(band.low, m)) + "–" + std::to_string(get(band.high, m));
+      noisy += std::string(to_string(m)) + " " + band_text + " (this run " + std::to_string(value) + ")";
     }
     if (d.beyond_tolerance) {
       std::string& list = d.delta > 0 ? grew : shrank;
@@ -119,6 +120,9 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       list += describe(d);
       list += d.delta > 0 ? ", limit +" : ", limit -";
       list += std::to_string(d.limit);
+      if (!band_text.empty()) {
+        list += ", outside the band " + band_text + " seen over " + std::to_string(baseline->noise->runs) + " runs";
+      }
       if (by_sampling && m != MetricName::peak_bytes) {
         list += " (" + describe_sampling_limit(m, baseline, current_errors) + ")";
       }
@@ -138,14 +142,21 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   }
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
   if (threaded && c.verdict != Verdict::pass) {
-    c.explanation += " Other threads made " + std::to_string(baseline->other_threads.allocations) +
-                     " of its allocations (" + std::to_string(baseline->other_threads.bytes) +
-                     " bytes) when recorded; the limits allow 1% of those, at least one block, for scheduling.";
+    if (baseline->other_threads.allocations > 0) {
+      c.explanation += " Other threads made " + std::to_string(baseline->other_threads.allocations) +
+                       " of its allocations (" + std::to_string(baseline->other_threads.bytes) +
+                       " bytes) when recorded; the limits allow 1% of those, at least one block, for scheduling.";
+    } else {
+      c.explanation +=
+          " Other threads ran during it when recorded, without allocating in it; the limits allow "
+          "one block for scheduling.";
+    }
   }
   if (!noisy.empty()) {
-    c.note = "noisy: over " + std::to_string(baseline->noise->runs) + " calibration runs " + noisy +
-             "; within that band widened by its spread, at least 10% of the median, passes (fix or isolate what "
-             "makes it vary)";
+    c.note = "noisy: counts varied over the " + std::to_string(baseline->noise->runs) + " runs recorded: " + noisy +
+             "; a run within that band, widened by its spread and at least " +
+             std::to_string(static_cast<int>(kNoisyMinimumWidening * 100 + 0.5)) +
+             "% of the median, passes (fix or isolate what makes it vary)";
   }
   if (current_mode && (*current_mode == Mode::sampled) != (baseline->mode == Mode::sampled)) {
     c.explanation += " Note: the baseline was measured in " + std::string(to_string(baseline->mode)) +

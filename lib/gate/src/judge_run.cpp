@@ -68,7 +68,7 @@ void judge_run(Report& report, const Baseline& baseline, const GatePolicy& polic
       kept.push_back(std::move(record));
       continue;
     }
-    if (record.verdict == Verdict::unavailable) {
+    if (record.verdict == Verdict::unavailable || record.verdict == Verdict::skipped) {
       kept.push_back(std::move(record));
       continue;
     }

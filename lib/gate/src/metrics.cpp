@@ -156,18 +156,22 @@ std::string estimate_interval(std::uint64_t value, std::uint64_t standard_error)
 }
 
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
-  return a.allocations == b.allocations && a.bytes == b.bytes;
+  return a.allocations == b.allocations && a.bytes == b.bytes && a.switches == b.switches;
 }
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
 
-std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads) noexcept {
+std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own) noexcept {
   if (other_threads.empty()) return 0;
   const bool bytes =
       metric == MetricName::allocated_bytes || metric == MetricName::live_bytes || metric == MetricName::peak_bytes;
   const std::uint64_t volume = bytes ? other_threads.bytes : other_threads.allocations;
-  const std::uint64_t one_block =
-      bytes ? other_threads.bytes / other_threads.allocations + (other_threads.bytes % other_threads.allocations != 0)
-            : 1;
+  auto mean_block = [](std::uint64_t total, std::uint64_t blocks) -> std::uint64_t {
+    return blocks == 0 ? 0 : total / blocks + (total % blocks != 0);
+  };
+  const std::uint64_t block_bytes = other_threads.allocations > 0
+                                        ? mean_block(other_threads.bytes, other_threads.allocations)
+                                        : mean_block(own.allocated_bytes, own.allocations);
+  const std::uint64_t one_block = bytes ? block_bytes : 1;
   const std::uint64_t slack = saturating_count(std::ceil(kOtherThreadsSlack * static_cast<double>(volume)));
   return slack > one_block ? slack : one_block;
 }

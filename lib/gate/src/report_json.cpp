@@ -559,6 +559,7 @@ std::string record_json_line(const TestRecord& t) {
     w.key("other_threads").open('{');
     w.key("allocations").u64(t.other_threads.allocations);
     w.key("bytes").u64(t.other_threads.bytes);
+    if (t.other_threads.switches > 0) w.key("switches").u64(t.other_threads.switches);
     w.close('}');
   }
   w.key("profiles").open('[');

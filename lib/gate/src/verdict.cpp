@@ -24,6 +24,8 @@ std::string_view to_string(Verdict verdict) noexcept {
       return "missing";
     case Verdict::unavailable:
       return "unavailable";
+    case Verdict::skipped:
+      return "skipped";
   }
   return "unavailable";
 }
@@ -35,7 +37,7 @@ Result<Verdict> parse_verdict(std::string_view text) {
   return fail(make_error(ErrorCode::parse_error, "verdict",
                          "unknown verdict \"" + std::string(text) +
                              "\"; expected one of pass, regressed, improved, leaked, over_budget, new, missing, "
-                             "unavailable",
+                             "unavailable, skipped",
                          "write e.g. pass"));
 }
 
@@ -51,6 +53,7 @@ bool is_failure(Verdict verdict, bool strict) noexcept {
     case Verdict::improved:
     case Verdict::new_test:
     case Verdict::missing:
+    case Verdict::skipped:
       return false;
   }
   return false;

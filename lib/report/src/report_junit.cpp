@@ -217,7 +217,8 @@ std::string to_junit_xml(const Report& report) {
         attr(f, "type", "gtest");
         f.append_child(pugi::node_pcdata).set_value(xml_safe(failure_text(*t, false)).c_str());
         ++counts.failures;
-      } else if (t->verdict == Verdict::unavailable || t->verdict == Verdict::missing) {
+      } else if (t->verdict == Verdict::unavailable || t->verdict == Verdict::missing ||
+                 t->verdict == Verdict::skipped) {
         pugi::xml_node s = tc.append_child("skipped");
         std::string first = detail::first_line(t->message);
         attr(s, "message", first.empty() ? headline : first);

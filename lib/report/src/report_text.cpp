@@ -79,8 +79,10 @@ int verdict_rank(Verdict verdict) noexcept {
       return 6;
     case Verdict::pass:
       return 7;
+    case Verdict::skipped:
+      return 8;
   }
-  return 7;
+  return 8;
 }
 
 }  // namespace heapgate::detail

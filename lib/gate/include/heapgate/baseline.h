@@ -202,8 +202,12 @@ struct BaselineUpdate {
 /// Merges new results (test name → entry) into `baseline`. The entry of each
 /// test in `results` is replaced; a tolerance override already in the
 /// baseline is kept unless the new entry brings its own (it was edited by
-/// hand), and so are its call sites and noise band when the new entry has none. Entries of tests not in `results` are
-/// kept: a filtered or sharded run never deletes other tests' baselines. Pure (no I/O).
+/// hand), and so are its call sites when the new entry has none. A test
+/// with a noise band whose new entry brings none (one run, not samples) keeps
+/// its band, metric by metric: a value within one spread of the band widens
+/// it (the median stays), a value farther out moves the band with it (an
+/// intended change). Entries of tests not in `results` are kept: a filtered
+/// or sharded run never deletes other tests' baselines. Pure (no I/O).
 BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results);
 
 /// Removes the entries of tests not in `known_tests` (for pruning deleted

@@ -183,9 +183,10 @@ struct Comparison {
   /// One readable paragraph, e.g. "regressed: allocations 120 → 180 (+60,
   /// +50.0%), limit +0." Names every metric beyond tolerance, growths first.
   std::string explanation;
-  /// For a test with a noise band, whatever the verdict: "noisy: over 5
-  /// calibration runs allocations 27701–29736; …", so a team sees which
-  /// tests vary and by how much. Empty otherwise.
+  /// For a test with a noise band, whatever the verdict: "noisy: counts
+  /// varied over the 5 runs recorded: allocations 27701–29736 (this run
+  /// 28112); …", so a team sees which tests vary, by how much, and where this
+  /// run fell. Empty otherwise.
   std::string note;
 };
 /// Compares `current` with `baseline` (a null baseline: the test is new), for

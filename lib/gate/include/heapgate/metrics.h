@@ -148,7 +148,15 @@ bool operator!=(const CallSite& a, const CallSite& b) noexcept;
 struct ThreadShare {
   std::uint64_t allocations = 0;
   std::uint64_t bytes = 0;
-  bool empty() const noexcept { return allocations == 0; }
+  /// How often other threads were switched in or out during the test
+  /// (their context switches, getrusage()): 0 when none ran, so the test's
+  /// own thread was the only one whose timing its counts could depend on.
+  /// Other threads that ran without allocating inside the test still
+  /// change what the test's own thread allocates (a queue that grows when
+  /// its consumer lags), so such a test's counts may vary too.
+  std::uint64_t switches = 0;
+  /// Nothing else ran or allocated during the test: it repeats exactly.
+  bool empty() const noexcept { return allocations == 0 && switches == 0; }
 };
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept;
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
@@ -157,12 +165,14 @@ bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
 /// scheduling alone: 1%.
 inline constexpr double kOtherThreadsSlack = 0.01;
 
-/// How far `metric` of a test whose baseline saw `other_threads` may move by
-/// scheduling: kOtherThreadsSlack of the other threads' allocations (count
-/// metrics) or bytes (byte metrics), at least one of their blocks (one
-/// allocation; their mean block size in bytes). 0 when no other thread
-/// allocated: a single-threaded test repeats exactly. docs/design.md §6a.
-std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads) noexcept;
+/// How far `metric` of a test whose baseline saw `other_threads` (and
+/// measured `own`) may move by scheduling: kOtherThreadsSlack of the other
+/// threads' allocations (count metrics) or bytes (byte metrics), at least one
+/// block (one allocation; in bytes, the other threads' mean block, or the
+/// test's own when only its thread allocated while others ran). 0 when no
+/// other thread ran: a single-threaded test repeats exactly.
+/// docs/design.md §6a.
+std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own) noexcept;
 
 /// The absolute byte allowance of `sampled` mode: jemalloc's default sample period.
 inline constexpr std::uint64_t kSampledAbsoluteBytes = 512 * 1024;

@@ -22,12 +22,14 @@ namespace heapgate {
 /// - `missing`: the baseline has an entry, but the test did not run.
 /// - `unavailable`: nothing could be measured (no jemalloc, no profiling); a
 ///   failure only in strict mode.
-enum class Verdict { pass, regressed, improved, leaked, over_budget, new_test, missing, unavailable };
+/// - `skipped`: the test skipped itself (GTEST_SKIP()); nothing was measured
+///   or judged, its baseline entry is kept as it was. Not a failure.
+enum class Verdict { pass, regressed, improved, leaked, over_budget, new_test, missing, unavailable, skipped };
 
 /// Every Verdict, in declaration order.
-inline constexpr std::array<Verdict, 8> kVerdicts = {Verdict::pass,    Verdict::regressed,   Verdict::improved,
+inline constexpr std::array<Verdict, 9> kVerdicts = {Verdict::pass,    Verdict::regressed,   Verdict::improved,
                                                      Verdict::leaked,  Verdict::over_budget, Verdict::new_test,
-                                                     Verdict::missing, Verdict::unavailable};
+                                                     Verdict::missing, Verdict::unavailable, Verdict::skipped};
 
 /// The verdict's name as written in JSON ("over_budget"; "new" for new_test).
 std::string_view to_string(Verdict verdict) noexcept;
