@@ -37,15 +37,18 @@ inline constexpr int kAnchorEntries = 500000;
 /// What a bad HEAPGATE_ANCHOR_ENTRIES is told, after the program's name.
 inline constexpr const char* kAnchorEntriesError =
     "HEAPGATE_ANCHOR_ENTRIES: expected a whole number from 1 to 100000000; fix: unset it or write e.g. 500000";
-inline std::optional<int> anchor_entries() {
-  const char* text = std::getenv("HEAPGATE_ANCHOR_ENTRIES");
-  if (text == nullptr || *text == '\0') return kAnchorEntries;
+/// A workload's size from the environment variable `name`: `fallback` when
+/// unset or empty, nothing when not a whole number in [1, 100000000].
+inline std::optional<int> entries_from_env(const char* name, int fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
   char* end = nullptr;
   errno = 0;
   long value = std::strtol(text, &end, 10);
   if (errno != 0 || *end != '\0' || value < 1 || value > 100000000) return std::nullopt;
   return static_cast<int>(value);
 }
+inline std::optional<int> anchor_entries() { return entries_from_env("HEAPGATE_ANCHOR_ENTRIES", kAnchorEntries); }
 
 }  // namespace heapgate::bench
 

@@ -10,20 +10,21 @@
 // allocations (the map node of 96 bytes, the string, too long for the
 // small-string buffer, and the vector, reserved once) and three frees:
 // `entries` entries make 3 x entries allocations, from the 16-byte class up to
-// 1 KiB. Header-only and free of heapgate, like map_workload.h, so the same
+// 1 KiB. Header-only and free of heapgate, like map_workload.h (whose
+// entries_from_env() it shares), so the same
 // code is a plain program (bench/mixed_workload.cpp), a sanitizer build and a
 // GoogleTest test (bench/mixed_suite.cpp).
 #ifndef HEAPGATE_BENCH_MIXED_WORKLOAD_H
 #define HEAPGATE_BENCH_MIXED_WORKLOAD_H
 
-#include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "map_workload.h"
 
 namespace heapgate::bench {
 
@@ -67,15 +68,7 @@ inline constexpr int kMixedEntries = 900000;
 inline constexpr int kMixedLive = 65536;
 inline constexpr const char* kMixedEntriesError =
     "HEAPGATE_MIXED_ENTRIES: expected a whole number from 1 to 100000000; fix: unset it or write e.g. 900000";
-inline std::optional<int> mixed_entries() {
-  const char* text = std::getenv("HEAPGATE_MIXED_ENTRIES");
-  if (text == nullptr || *text == '\0') return kMixedEntries;
-  char* end = nullptr;
-  errno = 0;
-  long value = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 1 || value > 100000000) return std::nullopt;
-  return static_cast<int>(value);
-}
+inline std::optional<int> mixed_entries() { return entries_from_env("HEAPGATE_MIXED_ENTRIES", kMixedEntries); }
 
 }  // namespace heapgate::bench
 
