@@ -39,7 +39,8 @@ void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run
   auto samples =
       explainer.samples(by_name ? names : run_filter, /*keep_shard=*/!by_name, kLearnedRuns, budget, &outcome);
   if (!samples) {
-    std::fprintf(stderr, "heapgate: the spread of %zu tests that other threads allocated in was not learned: %s\n",
+    std::fprintf(stderr,
+                 "heapgate: the spread of %zu tests other threads allocated in or ran during was not learned: %s\n",
                  learned, samples.error().message().c_str());
     return;
   }
@@ -63,10 +64,11 @@ void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run
       }
     }
   }
-  std::fprintf(stderr,
-               "heapgate: learned the spread of %zu tests that other threads allocated in (%d more runs each): "
-               "%zu varied, and their baseline entries keep the band\n",
-               learned, kLearnedRuns, varied);
+  std::fprintf(
+      stderr,
+      "heapgate: learned the spread of %zu tests other threads allocated in or ran during (%d more runs each): "
+      "%zu varied, and their baseline entries keep the band\n",
+      learned, kLearnedRuns, varied);
   if (short_of_runs > 0) {
     std::string why = outcome.timed_out ? "stopped after its budget of " + std::to_string(budget.count()) + " s"
                       : outcome.term_signal != 0 ? "crashed (signal " + std::to_string(outcome.term_signal) + ")"

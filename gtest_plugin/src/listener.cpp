@@ -14,6 +14,7 @@
 #include "heapgate/gtest.h"
 #include "heapgate/integration.h"
 #include "heapgate/profile_scope.h"
+#include "gtest_flags.h"
 #include "measured_test.h"
 #include "plugin_run.h"
 #include "rerun_child.h"
@@ -141,6 +142,15 @@ class Listener : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 void install_listener(const Options& options) {
+  // GoogleTest's random seed is the clock's unless one is given
+  // (--gtest_random_seed, GTEST_RANDOM_SEED), and suites seed their test data
+  // from it (UnitTest::random_seed(): LevelDB's randomized tests write
+  // different keys each run, and allocate differently). A measured run pins
+  // it, so the same binary makes the same calls every run; RUN_ALL_TESTS
+  // reads the flag after this, and the re-run children pin the same seed.
+  if (options.mode != Mode::off && HEAPGATE_GTEST_FLAG(random_seed) == 0) {
+    HEAPGATE_GTEST_FLAG_SET(random_seed, kPinnedRandomSeed);
+  }
   // Appended last: GoogleTest calls OnTestEnd in reverse order, so heapgate's
   // runs before the printer's and a heapgate failure shows as the test's.
   ::testing::UnitTest::GetInstance()->listeners().Append(new Listener(options));

@@ -551,6 +551,22 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
   EXPECT_EQ(find(after.report, "Sample.Counted")->verdict, Verdict::pass);
 }
 
+// GoogleTest's seed is the clock's unless given; a measured run pins it, so
+// a test seeded from it counts the same every run, and a given seed is kept.
+TEST_F(GtestPlugin, TheRandomSeedIsPinnedUnlessGiven) {
+  const std::string filter = "--gtest_filter=Sample.SeededData";
+  constexpr std::uint64_t kPinnedCount = 2;  // 1 + heapgate::gtest::kPinnedRandomSeed (1) % 1000
+  SuiteRun first = run_suite("sample_suite", dir_ + "/r1", {filter});
+  SuiteRun second = run_suite("sample_suite", dir_ + "/r2", {filter});
+  ASSERT_NE(find(first.report, "Sample.SeededData"), nullptr) << first.output;
+  ASSERT_NE(find(second.report, "Sample.SeededData"), nullptr) << second.output;
+  EXPECT_EQ(find(first.report, "Sample.SeededData")->metrics.allocations, kPinnedCount);
+  EXPECT_EQ(find(second.report, "Sample.SeededData")->metrics.allocations, kPinnedCount);
+  SuiteRun given = run_suite("sample_suite", dir_ + "/r3", {filter, "--gtest_random_seed=7"});
+  ASSERT_NE(find(given.report, "Sample.SeededData"), nullptr) << given.output;
+  EXPECT_EQ(find(given.report, "Sample.SeededData")->metrics.allocations, 8u);
+}
+
 // A test that skips itself is in the report as skipped, never written to
 // the baseline, and an entry it already has is neither missing nor changed.
 TEST_F(GtestPlugin, ASkippedTestIsReportedSkippedAndItsBaselineEntryKept) {

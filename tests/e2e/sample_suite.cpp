@@ -101,6 +101,10 @@ TEST(Sample, CrashesOnRequest) {
   if (std::getenv("SAMPLE_CRASH") != nullptr) std::abort();
 }
 
+// Test data seeded from GoogleTest's random seed, as many suites do: the
+// count follows the seed.
+TEST(Sample, SeededData) { allocate_and_free(1 + ::testing::UnitTest::GetInstance()->random_seed() % 1000, 16); }
+
 TEST(Sample, Skips) { GTEST_SKIP() << "skipped on purpose"; }
 
 TEST(Sample, AssertionFails) { EXPECT_EQ(1, 2) << "this test fails on purpose"; }

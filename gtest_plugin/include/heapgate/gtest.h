@@ -115,9 +115,17 @@ Result<Options> parse_options(int* argc, char** argv);
 /// from main before any thread starts.
 Options init(int* argc, char** argv);
 
+/// The GoogleTest random seed a measured run uses when none was given
+/// (`--gtest_random_seed`, `GTEST_RANDOM_SEED`): suites that seed their test
+/// data from `UnitTest::random_seed()` otherwise get the clock's seed, and
+/// different data allocates differently from run to run.
+inline constexpr int kPinnedRandomSeed = 1;
+
 /// Appends heapgate's listener to GoogleTest's listeners (after the default
 /// printer and XML generator, so its OnTestEnd runs first and a heapgate
-/// failure is printed as the test's). Call after InitGoogleTest, once.
+/// failure is printed as the test's), and, unless the mode is `off` or a
+/// seed was given, sets GoogleTest's random seed to kPinnedRandomSeed. Call
+/// after InitGoogleTest and before RUN_ALL_TESTS, once.
 void install_listener(const Options& options);
 
 /// Budgets, checked when the current test ends; use the HEAPGATE_* macros.
