@@ -7,6 +7,7 @@
 #include <string>
 
 #include "heapgate/gate.h"
+#include "run_guard.h"
 #include "test_requests.h"
 
 namespace heapgate::gtest {
@@ -43,7 +44,8 @@ std::uint64_t other_thread_switches() noexcept {
   struct rusage thread {};
   if (::getrusage(RUSAGE_SELF, &process) != 0 || ::getrusage(RUSAGE_THREAD, &thread) != 0) return 0;
   const auto all = static_cast<std::uint64_t>(process.ru_nvcsw) + static_cast<std::uint64_t>(process.ru_nivcsw);
-  const auto own = static_cast<std::uint64_t>(thread.ru_nvcsw) + static_cast<std::uint64_t>(thread.ru_nivcsw);
+  const auto own = static_cast<std::uint64_t>(thread.ru_nvcsw) + static_cast<std::uint64_t>(thread.ru_nivcsw) +
+                   guard_thread_switches();
   return all > own ? all - own : 0;
 }
 

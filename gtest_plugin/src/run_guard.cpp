@@ -3,6 +3,7 @@
 #include "run_guard.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,6 +30,7 @@ pid_t g_pid = 0;  // a forked death-test child must not speak for the run
 int g_journal_fd = -1;
 RunGuardOptions g_options;
 std::atomic<std::int64_t> g_started_ns{0};  // steady clock, when the test started
+std::atomic<std::uint64_t> g_watchdog_switches{0};
 
 // The running test's journal lines, built by interruption_line_prefix() when
 // it starts: a handler only copies bytes. Two buffers, so that a handler
@@ -195,6 +197,13 @@ std::string thread_stacks_text() {
 void watch() {
   const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(g_options.timeout).count();
   for (;;) {
+    // Published before each sleep, counting the switch the sleep makes.
+    struct rusage own {};
+    if (::getrusage(RUSAGE_THREAD, &own) == 0) {
+      g_watchdog_switches.store(
+          static_cast<std::uint64_t>(own.ru_nvcsw) + static_cast<std::uint64_t>(own.ru_nivcsw) + 1,
+          std::memory_order_release);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
     if (g_state.load(std::memory_order_acquire) != kRunning) continue;
     const std::int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
@@ -223,6 +232,8 @@ void watch() {
 }
 
 }  // namespace
+
+std::uint64_t guard_thread_switches() noexcept { return g_watchdog_switches.load(std::memory_order_acquire); }
 
 void start_run_guard(RunGuardOptions options) {
   static std::once_flag once;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -48,5 +49,10 @@ void guard_test_ended();
 /// listener finds only at the end of the program, e.g. a report or baseline
 /// that could not be written (GateExit::usage).
 void guard_exit_status(int code);
+
+/// The watchdog thread's own context switches so far (0 without one), the
+/// sleep it is in or about to enter included: what other_thread_switches()
+/// leaves out, since the watchdog wakes every 250 ms whatever the test does.
+std::uint64_t guard_thread_switches() noexcept;
 
 }  // namespace heapgate::gtest

@@ -114,9 +114,11 @@ void SuiteRun::judge(TestRecord record) {
   const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
   if (!own_profile.empty()) explainer.set_own_profile(own_profile);
   explainer.set_gate_call_sites(observation.gate_call_sites);
+  const auto judging_started = std::chrono::steady_clock::now();
   const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                         ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions,
                                                        options.confirm_runs, options.measure_alone});
+  judging_ += std::chrono::steady_clock::now() - judging_started;
   // Before the explainer goes, and its children's directories with it.
   run_.keeper().keep(record, own_profile);
   if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
@@ -164,15 +166,21 @@ void SuiteRun::end() {
     // so a removed test is noticed and its entry can be dropped on review.
     for (TestRecord& missing : missing_tests(records_, baseline_)) (void)report->add(std::move(missing));
   }
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point tests_ended = Clock::now();
+  Clock::duration recording_sites{};
+  Clock::duration learning_spread{};
   if (accepting()) {
     // Also when sharded: the shards' reports then carry the call sites and
     // the samples into the baseline `heapgate run` or `heapgate accept`
     // writes from them.
     record_call_sites();
+    recording_sites = Clock::now() - tests_ended;
     if (run_.mode() != Mode::off) {
       RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
       learn_spread(records_, explainer, HEAPGATE_GTEST_FLAG(filter), child_budget());
     }
+    learning_spread = Clock::now() - tests_ended - recording_sites;
     if (report != nullptr) {
       std::map<std::string, const TestRecord*> by_name;
       for (const auto& t : records_.tests) by_name[t.name] = &t;
@@ -198,7 +206,27 @@ void SuiteRun::end() {
     std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", run_.keeper().kept(),
                  run_.keeper().kept() == 1 ? "" : "s", run_.keeper().dir().c_str());
   }
+  say_where_time_went(tests_ended - started_, recording_sites, learning_spread);
   if (accepting()) record_baseline();
+}
+
+// What the gate cost beyond the tests, so a slow first run says why.
+void SuiteRun::say_where_time_went(std::chrono::steady_clock::duration suite, std::chrono::steady_clock::duration sites,
+                                   std::chrono::steady_clock::duration spread) const {
+  auto seconds = [](std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  const double judging = seconds(judging_);
+  if (judging + seconds(sites) + seconds(spread) < 1.0) return;
+  std::string parts;
+  auto part = [&](double s, const char* what) {
+    if (s < 0.05) return;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s%.1f s %s", parts.empty() ? "" : ", ", s, what);
+    parts += buf;
+  };
+  part(judging, "re-running tests while judging (explanations, growth checks, confirmations)");
+  part(seconds(sites), "recording call sites");
+  part(seconds(spread), "learning the spread of tests with other threads");
+  std::fprintf(stderr, "heapgate: the tests took %.1f s; beyond them: %s\n", seconds(suite) - judging, parts.c_str());
 }
 
 // A baseline being recorded keeps each test's call sites, so a later

@@ -49,6 +49,8 @@ class SuiteRun {
   void record_call_sites();
   std::chrono::seconds child_budget() const;
   void record_baseline();
+  void say_where_time_went(std::chrono::steady_clock::duration suite, std::chrono::steady_clock::duration sites,
+                           std::chrono::steady_clock::duration spread) const;
 
   PluginRun& run_;
   std::string baseline_path_;  // "" without --heapgate_baselines
@@ -57,6 +59,8 @@ class SuiteRun {
   Report records_;                  // this run's records, for the baseline and the missing tests
   std::string environment_change_;  // how this run's environment differs from the baseline's, "" when it does not
   std::chrono::steady_clock::time_point started_;
+  // Time spent in gate_test() (re-runs that explain, growth checks, confirmations).
+  std::chrono::steady_clock::duration judging_{};
 };
 
 }  // namespace heapgate::gtest
