@@ -134,7 +134,11 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   if (!first) return fail(first.error());
   auto last = read_profile(many->profiles.front());
   if (!last) return fail(last.error());
-  ProfileDiff diff = diff_profiles(normalize_profile(*first, symbolizer_), normalize_profile(*last, symbolizer_));
+  // With file and line, as every explanation names them: a leak's line first.
+  NormalizeOptions with_lines;
+  with_lines.with_lines = true;
+  ProfileDiff diff = diff_profiles(normalize_profile(*first, symbolizer_, with_lines),
+                                   normalize_profile(*last, symbolizer_, with_lines));
   const double further_runs = static_cast<double>(repetitions - 1);
   for (const StackDelta& d : diff.entries) {
     if (d.delta.live_objects <= 0 && d.delta.live_bytes <= 0) continue;

@@ -164,6 +164,8 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   EXPECT_EQ(leak->metrics.live_allocations, 3u);
   EXPECT_EQ(leak->metrics.live_bytes, 288u);
   EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks")) << leak->message;
+  // The line that leaked, not only its function.
+  EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks() at sample_suite.cpp:30")) << leak->message;
   EXPECT_EQ(leak->growth.live_allocations, (std::vector<std::uint64_t>{3, 6, 9}));
   ASSERT_FALSE(leak->stacks.empty());
   EXPECT_EQ(leak->stacks[0].counts.live_objects, 3.0);  // per run
