@@ -166,6 +166,10 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks")) << leak->message;
   // The line that leaked, not only its function.
   EXPECT_TRUE(any_frame_contains(*leak, "leak_three_blocks() at sample_suite.cpp:30")) << leak->message;
+  EXPECT_EQ(leak->message.find("leaked 3 allocations (288 bytes) still live at the end of the test, allocated at "
+                               "(anonymous namespace)::leak_three_blocks() (sample_suite.cpp:30)"),
+            0u)
+      << leak->message;
   EXPECT_EQ(leak->growth.live_allocations, (std::vector<std::uint64_t>{3, 6, 9}));
   ASSERT_FALSE(leak->stacks.empty());
   EXPECT_EQ(leak->stacks[0].counts.live_objects, 3.0);  // per run

@@ -21,6 +21,18 @@ void add_profiles(TestRecord& record, const std::vector<std::string>& profiles) 
   }
 }
 
+// The first line of a leak's message names where its largest block was
+// allocated (function and file:line), so a one-line summary (Markdown, the
+// log) points at the line to fix.
+void name_leaking_site(TestRecord& record) {
+  const std::vector<CallSite> sites = call_sites_of({record.stacks.front()}, 1);
+  if (sites.empty()) return;
+  std::string at = ", allocated at " + sites.front().function;
+  if (!sites.front().location.empty()) at += " (" + sites.front().location + ")";
+  const std::size_t end = record.message.find_first_of(";\n");
+  record.message.insert(end == std::string::npos ? record.message.size() : end, at);
+}
+
 }  // namespace
 
 Result<Metrics> Explainer::remeasure(const std::string& test) {
@@ -181,6 +193,7 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       }
     }
     record.stacks = explaining_stacks(std::move(explained->stacks), record.verdict, options.top_stacks);
+    if (record.verdict == Verdict::leaked && !record.stacks.empty()) name_leaking_site(record);
     add_profiles(record, explained->profiles);
   }
   return failure_text(record, explained ? explained->source : std::string(), no_stacks);
