@@ -20,6 +20,11 @@ bool is_library_frame(const std::string& function) {
   for (const char* prefix : {"std::", "__gnu_cxx::", "operator new", "operator delete", "__cxx"}) {
     if (function.rfind(prefix, 0) == 0) return true;
   }
+  // The C allocation functions, where a stack (jeprof's, a hand-made one) still has them.
+  for (const char* name :
+       {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "valloc", "strdup", "strndup"}) {
+    if (function == name) return true;
+  }
   return false;
 }
 
