@@ -143,9 +143,11 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
   if (threaded && c.verdict != Verdict::pass) {
     if (baseline->other_threads.allocations > 0) {
-      c.explanation += " Other threads made " + std::to_string(baseline->other_threads.allocations) +
-                       " of its allocations (" + std::to_string(baseline->other_threads.bytes) +
-                       " bytes) when recorded; the limits allow 1% of those, at least one block, for scheduling.";
+      c.explanation +=
+          " Other threads made " + std::to_string(baseline->other_threads.allocations) + " of its allocations (" +
+          std::to_string(baseline->other_threads.bytes) +
+          " bytes) when recorded; the limits allow 1% of those, at least one block, and all of their bytes in "
+          "peak_bytes, for scheduling.";
     } else {
       c.explanation +=
           " Other threads ran during it when recorded, without allocating in it; the limits allow "

@@ -48,7 +48,9 @@ class Explainer {
   /// `repetitions` runs minus those after one, per further run, as stacks.
   virtual Result<Explanation> growing(const std::string& test, int repetitions) = 0;
   /// The test's metrics from a fresh process of its own (`counters`), to
-  /// tell a change from timing noise. Default: unavailable (no confirmation).
+  /// tell a change from timing noise; the GoogleTest plugin runs it twice
+  /// there and counts the second run, so what a process sets up once is not
+  /// counted. Default: unavailable (no confirmation).
   virtual Result<Metrics> remeasure(const std::string& test);
   /// `stack`, one of this explainer's, was made by the test framework for
   /// every test rather than by the test (GoogleTest's fixture object and flag

@@ -169,8 +169,10 @@ inline constexpr double kOtherThreadsSlack = 0.01;
 /// measured `own`) may move by scheduling: kOtherThreadsSlack of the other
 /// threads' allocations (count metrics) or bytes (byte metrics), at least one
 /// block (one allocation; in bytes, the other threads' mean block, or the
-/// test's own when only its thread allocated while others ran). 0 when no
-/// other thread ran: a single-threaded test repeats exactly.
+/// test's own when only its thread allocated while others ran); for
+/// peak_bytes, all of the other threads' bytes (whether their blocks are
+/// live at the test's peak is scheduling). 0 when no other thread ran: a
+/// single-threaded test repeats exactly.
 /// docs/design.md §6a.
 std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own) noexcept;
 
