@@ -54,7 +54,11 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
     e.source = "this run";
     return e;
   }
-  auto child = run_child(test, Mode::exact, 1, "--heapgate_internal_child=1");
+  // The second run in the child is recorded, as a confirmation counts it:
+  // the first pays for what a process sets up once, which the suite run (and
+  // the baseline's call sites, recorded in one child running the whole
+  // suite) had paid before; counted, it would show as call sites that changed.
+  auto child = run_child(test, Mode::exact, 2, "--heapgate_internal_child=2");
   if (!child) return fail(child.error());
   e.metrics = child->metrics;
   e.call_sites = std::move(child->call_sites);
