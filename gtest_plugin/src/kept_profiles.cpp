@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "heapgate/symbols_sidecar.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::gtest {
 namespace {
@@ -30,14 +31,7 @@ bool move_file(const std::string& from, const std::string& to, std::string& why)
 
 }  // namespace
 
-std::string file_stem_of(const std::string& name) {
-  std::string out;
-  for (char c : name.substr(0, 100)) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-    out += ok ? c : '_';
-  }
-  return out.empty() ? std::string("test") : out;
-}
+std::string file_stem_of(const std::string& name) { return sys::file_name_part(name, "test"); }
 
 bool ProfileKeeper::ready() {
   if (dir_.empty()) return false;

@@ -10,8 +10,9 @@
 // Carry.* model state one test leaves for the next, as a shared work queue
 // whose next push needs a new node only at a node boundary: Carry.After's
 // count depends on how many items Carry.Before queued (NOISY_CARRY, 3 unless
-// set), and alone it always starts at a boundary. NOISY_AFTER_EXTRA=1 plants
-// one more allocation in Carry.After.
+// set); alone, its first run in a process starts at a boundary and its
+// second does not. NOISY_AFTER_EXTRA=1 plants one more allocation in
+// Carry.After.
 //
 // FirstProcess.Only allocates one more 4 KiB block only in the first process
 // that finds no file at NOISY_MARKER (and makes it): the suite's own run
@@ -22,28 +23,13 @@
 #include <fstream>
 #include <string>
 
+#include "scripted_counts.h"
+
 namespace {
 
-void* volatile g_sink = nullptr;
+using heapgate::sample::allocate_and_free;
 
-void allocate_and_free(int blocks) {
-  for (int i = 0; i < blocks; ++i) {
-    g_sink = std::malloc(64);
-    std::free(g_sink);
-  }
-}
-
-int next_count() {
-  const char* path = std::getenv("NOISY_COUNTER_FILE");
-  if (path == nullptr) return 0;
-  int count = 0;
-  {
-    std::ifstream in(path);
-    in >> count;
-  }
-  std::ofstream(path) << count + 1;
-  return count;
-}
+int next_count() { return heapgate::sample::next_count("NOISY_COUNTER_FILE"); }
 
 }  // namespace
 
@@ -81,7 +67,7 @@ TEST(FirstProcess, Only) {
   const char* marker = std::getenv("NOISY_MARKER");
   if (marker != nullptr && !std::ifstream(marker)) {
     std::ofstream(marker) << "seen\n";
-    g_sink = std::malloc(4096);
-    std::free(g_sink);
+    heapgate::sample::g_sink = std::malloc(4096);
+    std::free(heapgate::sample::g_sink);
   }
 }

@@ -12,31 +12,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <thread>
+
+#include "scripted_counts.h"
 
 namespace {
 
-void* volatile g_sink = nullptr;
+using heapgate::sample::allocate_and_free;
 
-void allocate_and_free(int blocks) {
-  for (int i = 0; i < blocks; ++i) {
-    g_sink = std::malloc(64);
-    std::free(g_sink);
-  }
-}
-
-int next_count() {
-  const char* path = std::getenv("THREADED_COUNTER_FILE");
-  if (path == nullptr) return 0;
-  int count = 0;
-  {
-    std::ifstream in(path);
-    in >> count;
-  }
-  std::ofstream(path) << count + 1;
-  return count;
-}
+int next_count() { return heapgate::sample::next_count("THREADED_COUNTER_FILE"); }
 
 }  // namespace
 

@@ -27,15 +27,6 @@ ErrorSink& error_sink() {
   return *sink;
 }
 
-std::string sanitize_for_file_name(const std::string& name) {
-  std::string out;
-  for (char c : name.substr(0, 100)) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
-    out += ok ? c : '_';
-  }
-  return out.empty() ? std::string("scope") : out;
-}
-
 // Dumps go to one private directory per process, made on first use and
 // removed when the process exits: a test suite gated every day would
 // otherwise leave one directory in $TMPDIR per run (and per re-run child).
@@ -50,7 +41,7 @@ Result<std::string> default_dump_path(const std::string& scope_name) {
     dir = *made;
     sys::remove_at_exit(dir);
   }
-  return dir + "/" + sanitize_for_file_name(scope_name) + "." + std::to_string(sequence++) + ".heap";
+  return dir + "/" + sys::file_name_part(scope_name, "scope") + "." + std::to_string(sequence++) + ".heap";
 }
 
 std::uint64_t round_count(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }

@@ -183,6 +183,15 @@ std::string describe_signal(int signo) {
   return "signal " + std::to_string(signo) + (abbrev != nullptr ? std::string(" (SIG") + abbrev + ")" : std::string());
 }
 
+std::string file_name_part(const std::string& name, const std::string& fallback) {
+  std::string out;
+  for (char c : name.substr(0, 100)) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? fallback : out;
+}
+
 std::string temp_root() {
   const char* t = std::getenv("TMPDIR");
   return (t != nullptr && *t != '\0') ? std::string(t) : std::string("/tmp");

@@ -46,6 +46,11 @@ struct ThreadStack {
 /// each. Not thread-safe; for a watchdog that is about to end the process.
 std::vector<ThreadStack> capture_thread_stacks(std::chrono::milliseconds wait);
 
+/// `name` as one file name component: its first 100 bytes, every byte but
+/// [A-Za-z0-9.-] replaced by '_' (test names hold '/', scope names anything);
+/// `fallback` when `name` is empty.
+std::string file_name_part(const std::string& name, const std::string& fallback);
+
 /// The directory for temporary files: $TMPDIR if set and non-empty, else /tmp.
 std::string temp_root();
 
