@@ -25,15 +25,20 @@ void add_profiles(TestRecord& record, const std::vector<std::string>& profiles) 
 // allocated (function and file:line), so a one-line summary (Markdown, the
 // log) points at the line to fix.
 void name_leaking_site(TestRecord& record) {
-  const std::vector<CallSite> sites = call_sites_of({record.stacks.front()}, 1);
-  if (sites.empty()) return;
-  std::string at = ", allocated at " + sites.front().function;
-  if (!sites.front().location.empty()) at += " (" + sites.front().location + ")";
   const std::size_t end = record.message.find_first_of(";\n");
-  record.message.insert(end == std::string::npos ? record.message.size() : end, at);
+  record.message.insert(end == std::string::npos ? record.message.size() : end, leak_site(record));
 }
 
 }  // namespace
+
+std::string leak_site(const TestRecord& record) {
+  if (record.stacks.empty()) return {};
+  const std::vector<CallSite> sites = call_sites_of({record.stacks.front()}, 1);
+  if (sites.empty()) return {};
+  std::string at = ", allocated at " + sites.front().function;
+  if (!sites.front().location.empty()) at += " (" + sites.front().location + ")";
+  return at;
+}
 
 Result<Metrics> Explainer::remeasure(const std::string& test) {
   return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "this explainer cannot re-run a test", ""));

@@ -24,16 +24,8 @@ std::vector<std::string> key_facts(const TestRecord& record) {
       }
       break;
     case Verdict::leaked:
-      if (auto leak = explain_leak(record.metrics); !leak.empty()) {
-        // Where its largest block came from, as the message's first line says.
-        if (!record.stacks.empty()) {
-          if (auto sites = call_sites_of({record.stacks.front()}, 1); !sites.empty()) {
-            leak += ", allocated at " + sites.front().function;
-            if (!sites.front().location.empty()) leak += " (" + sites.front().location + ")";
-          }
-        }
-        facts.push_back(std::move(leak));
-      }
+      // Where its largest block came from, as the message's first line says.
+      if (auto leak = explain_leak(record.metrics); !leak.empty()) facts.push_back(leak + leak_site(record));
       break;
     case Verdict::over_budget:
       for (const auto& [name, limit] : record.budgets) {

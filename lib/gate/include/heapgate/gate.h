@@ -220,6 +220,11 @@ std::uint64_t sampling_tolerance(double baseline_error, double current_error) no
 /// when nothing is live. `where` replaces "at the end of the test".
 std::string explain_leak(const Metrics& metrics, std::string_view where = "at the end of the test");
 
+/// ", allocated at f() (file.cpp:12)": where the first of a leaked test's
+/// stacks (its largest) was allocated, as its call site; "" without stacks.
+/// A leak's message and reports append it to explain_leak()'s sentence.
+std::string leak_site(const TestRecord& record);
+
 /// "allocations 180 over the budget of 150 (+30)", or "" when within it.
 std::string explain_over_budget(MetricName metric, std::uint64_t limit, const Metrics& metrics);
 
