@@ -80,9 +80,12 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
   if (!report) return fail(report.error());
   RecordedCallSites out;
   for (auto& t : report->tests) {
-    out.tests[t.name] = t.call_sites_complete
-                            ? MeasuredCallSites{std::move(t.call_sites), true}
-                            : MeasuredCallSites{call_sites_of(without_gtest_overhead(t.stacks)), false};
+    MeasuredCallSites& measured = out.tests[t.name];
+    measured.complete = t.call_sites_complete;
+    measured.sites = t.call_sites_complete ? std::move(t.call_sites) : call_sites_of(without_gtest_overhead(t.stacks));
+    if (!t.gtest_failed && t.verdict != Verdict::unavailable && t.interrupted == Interruption::none) {
+      measured.metrics = t.metrics;
+    }
   }
   if (outcome.timed_out) {
     out.cut_short = "stopped after its budget of " + std::to_string(budget.count()) + " s";

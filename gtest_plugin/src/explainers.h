@@ -68,6 +68,10 @@ class RerunExplainer : public Explainer {
     std::vector<CallSite> sites;
     /// All of them (the test gates its call sites), not only the top few.
     bool complete = false;
+    /// The counts of that run, when it measured the test whole (it did not
+    /// fail, nor was it cut short): exact counts are the counters' counts, so
+    /// a baseline being recorded takes them as one more run of the test.
+    std::optional<Metrics> metrics;
   };
   /// What call_sites() measured of a whole run.
   struct RecordedCallSites {

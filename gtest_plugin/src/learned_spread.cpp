@@ -2,6 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "learned_spread.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <vector>
@@ -28,16 +29,21 @@ bool may_vary(const TestRecord& record) {
 void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget) {
   std::string names;
   std::size_t learned = 0;
+  // The runs each test still lacks: the exact run that recorded the call
+  // sites counted the tests it finished (record_call_sites()).
+  std::size_t have = static_cast<std::size_t>(kLearnedRuns);
   for (const TestRecord& t : run.tests) {
     if (!may_vary(t)) continue;
     names += (names.empty() ? "" : ":") + t.name;
     ++learned;
+    have = std::min(have, t.samples.size());
   }
   if (learned == 0) return;
+  const int runs = kLearnedRuns - static_cast<int>(have);
+  if (runs == 0) return;
   const bool by_name = names.size() <= kMostFilterBytes;
   sys::ProcessResult outcome;
-  auto samples =
-      explainer.samples(by_name ? names : run_filter, /*keep_shard=*/!by_name, kLearnedRuns, budget, &outcome);
+  auto samples = explainer.samples(by_name ? names : run_filter, /*keep_shard=*/!by_name, runs, budget, &outcome);
   if (!samples) {
     std::fprintf(stderr,
                  "heapgate: the spread of %zu tests other threads allocated in or ran during was not learned: %s\n",
@@ -46,6 +52,7 @@ void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run
   }
   std::map<std::string, std::vector<const TestRecord*>> by_test;
   for (const TestRecord& s : samples->tests) by_test[s.name].push_back(&s);
+
   std::size_t varied = 0;
   std::size_t short_of_runs = 0;
   for (TestRecord& t : run.tests) {
@@ -66,9 +73,10 @@ void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run
   }
   std::fprintf(
       stderr,
-      "heapgate: learned the spread of %zu tests other threads allocated in or ran during (%d more runs each): "
+      "heapgate: learned the spread of %zu tests other threads allocated in or ran during (%d more runs each%s): "
       "%zu varied, and their baseline entries keep the band\n",
-      learned, kLearnedRuns, varied);
+      learned, kLearnedRuns, runs < kLearnedRuns ? ", one of them the exact run that recorded the call sites" : "",
+      varied);
   if (short_of_runs > 0) {
     std::string why = outcome.timed_out ? "stopped after its budget of " + std::to_string(budget.count()) + " s"
                       : outcome.term_signal != 0 ? "crashed (signal " + std::to_string(outcome.term_signal) + ")"

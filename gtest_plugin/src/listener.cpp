@@ -102,7 +102,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     record.other_threads.switches = switches;
     if (growth_) record.growth = growth_->take();
     if (suite_) {
-      suite_->judge(std::move(record));
+      suite_->judge(std::move(record), (*measured)->counting_window);
       return;
     }
     // Both children report to the suite run; in exact mode they bring their stacks.

@@ -122,17 +122,21 @@ void PluginRun::say_report_error(const std::string& message) {
   std::fprintf(stderr, "heapgate: %s\n", message.c_str());
 }
 
-void PluginRun::add_record(TestRecord record) {
+void PluginRun::record_properties(const TestRecord& record, bool with_verdict) {
   // Metrics become <property> elements of the <testcase> in gtest's own XML
   // (GoogleTest 1.12 on Debian 12; older versions wrote attributes; docs/platform-facts.md §1).
-  if (record.verdict != Verdict::unavailable) {
+  if (record.verdict != Verdict::unavailable || !with_verdict) {
     for (std::size_t i = 0; i < kMetricCount; ++i) {
       auto metric = static_cast<MetricName>(i);
       ::testing::Test::RecordProperty("heapgate." + std::string(to_string(metric)),
                                       std::to_string(get(record.metrics, metric)));
     }
   }
-  ::testing::Test::RecordProperty("heapgate.verdict", std::string(to_string(record.verdict)));
+  if (with_verdict) ::testing::Test::RecordProperty("heapgate.verdict", std::string(to_string(record.verdict)));
+}
+
+void PluginRun::add_record(TestRecord record) {
+  record_properties(record, /*with_verdict=*/true);
   if (writer_) {
     if (auto added = writer_->add(std::move(record)); !added) say_report_error(added.error().message());
   }

@@ -72,6 +72,9 @@ class PluginRun {
   void say_report_error(const std::string& message);
   /// The record into GoogleTest's XML (as properties) and into the report.
   void add_record(TestRecord record);
+  /// The record's metrics (and verdict) as properties of the current test in
+  /// GoogleTest's own XML; add_record() does this. Only while a test is current.
+  void record_properties(const TestRecord& record, bool with_verdict);
 
  private:
   Options options_;

@@ -7,9 +7,12 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "heapgate/baseline.h"
+#include "heapgate/gate.h"
 #include "heapgate/report.h"
 #include "heapgate/suppressions.h"
 #include "plugin_run.h"
@@ -35,7 +38,11 @@ class SuiteRun {
   void test_ended();
   /// A measured test's verdict: the record gets it, and a failure becomes
   /// GoogleTest's failure of the test. Then the record goes to the report.
-  void judge(TestRecord record);
+  /// A test that ends with live blocks (and no baseline says they are setup)
+  /// in a run that records the baseline is judged after the last test
+  /// instead, from whether later tests freed them (`counting_window`:
+  /// ScopeResult::counting_window, 0 for none).
+  void judge(TestRecord record, std::uint32_t counting_window = 0);
   /// A record the gate has already judged (nothing could be measured).
   void add(TestRecord record);
   /// After GoogleTest's first iteration: failures of the run, not of a test.
@@ -45,6 +52,16 @@ class SuiteRun {
   void end();
 
  private:
+  struct DeferredLeakCheck {
+    TestRecord record;
+    Observation observation;  // taken at the test's end: its requests are gone after it
+    std::uint32_t counting_window = 0;
+  };
+  const BaselineEntry* baseline_entry(const std::string& test) const;
+  GatePolicy policy() const;
+  void judge_deferred();
+  // The gate's verdict for one test; `journaled`: its pending record is in the report already.
+  void finish_judging(TestRecord record, Observation observation, bool journaled);
   void finish_interrupted(TestRecord record);
   void record_call_sites();
   std::chrono::seconds child_budget() const;
@@ -61,6 +78,7 @@ class SuiteRun {
   std::chrono::steady_clock::time_point started_;
   // Time spent in gate_test() (re-runs that explain, growth checks, confirmations).
   std::chrono::steady_clock::duration judging_{};
+  std::vector<DeferredLeakCheck> deferred_;
 };
 
 }  // namespace heapgate::gtest

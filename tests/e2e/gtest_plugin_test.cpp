@@ -182,6 +182,43 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   EXPECT_EQ(find(run.report, "Sample.AllowedLeak")->verdict, Verdict::pass);
 }
 
+// A first run judges live blocks after the last test: blocks a later test
+// freed were held, and the test is not repeated to tell; a real leak still
+// repeats, fails the run and is named with its line.
+TEST_F(GtestPlugin, FirstRunTellsHeldBlocksFromLeaksWithoutRepeatingHeldOnes) {
+  const std::string baselines = dir_ + "/baselines";
+  SuiteRun first = run_suite(
+      "sample_suite", dir_ + "/r1",
+      {"--gtest_filter=Sample.ReplacesGlobal:Sample.ClearsGlobal:Sample.Leaks", "--heapgate_baselines=" + baselines});
+  ASSERT_TRUE(first.has_report);
+  EXPECT_NE(first.exit_code, 0) << first.output;
+  const TestRecord* held = find(first.report, "Sample.ReplacesGlobal");
+  ASSERT_NE(held, nullptr);
+  EXPECT_EQ(held->verdict, Verdict::new_test) << held->message;
+  EXPECT_TRUE(held->released_later) << held->message;
+  EXPECT_TRUE(held->setup_residue);
+  EXPECT_TRUE(held->growth.empty()) << "repeated although later tests freed its blocks";
+  EXPECT_NE(held->message.find("held, not leaked: 2 blocks"), std::string::npos) << held->message;
+  const TestRecord* leak = find(first.report, "Sample.Leaks");
+  ASSERT_NE(leak, nullptr);
+  EXPECT_EQ(leak->verdict, Verdict::leaked) << leak->message;
+  EXPECT_FALSE(leak->released_later);
+  EXPECT_EQ(leak->growth.live_allocations, (std::vector<std::uint64_t>{3, 6, 9}));
+  EXPECT_NE(leak->message.find("allocated at (anonymous namespace)::leak_three_blocks() (sample_suite.cpp:30)"),
+            std::string::npos)
+      << leak->message;
+  EXPECT_NE(first.output.find("1 of 2 tests that ended with live blocks had them all freed by later tests"),
+            std::string::npos)
+      << first.output;
+  // Each test once in the report: the pending record was replaced, not added to.
+  EXPECT_EQ(first.report.tests.size(), 3u);
+  // The baseline keeps the held blocks as setup: the next run judges from it.
+  auto baseline = read_baseline(baselines + "/sample_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  ASSERT_EQ(baseline->tests.count("Sample.ReplacesGlobal"), 1u);
+  EXPECT_TRUE(baseline->tests.at("Sample.ReplacesGlobal").setup_residue);
+}
+
 // The first run records the replaced global as setup in the baseline; the
 // next run of the same binary judges it from there instead of repeating it.
 TEST_F(GtestPlugin, SetupResidueIsRecordedOnceAndNotRepeatedAfterwards) {

@@ -53,7 +53,10 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   std::string no_stacks = options.enabled ? std::string() : "--heapgate_explain=false";
   // The growth check is a counters run, cheap: it runs even when explaining
   // (the exact runs) is off, so one-time setup never fails for want of stacks.
-  if (leak_suspected(observation, policy) && setup_residue_known(observation, baseline)) {
+  if (leak_suspected(observation, policy) && observation.leak.released_later) {
+    observation.leak.residue = LeakResidue::constant;
+    record.released_later = true;
+  } else if (leak_suspected(observation, policy) && setup_residue_known(observation, baseline)) {
     observation.leak.residue = LeakResidue::constant;
     observation.leak.from_baseline = true;
   } else if (leak_suspected(observation, policy)) {

@@ -117,7 +117,11 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   }
   if (leak_suspected(observation, policy) && !observation.leak.suppressed) {
     const LiveGrowth& growth = observation.leak.growth;
-    if (observation.leak.residue == LeakResidue::constant && observation.leak.from_baseline) {
+    if (observation.leak.residue == LeakResidue::constant && observation.leak.released_later) {
+      line(notes, "held, not leaked: " + std::to_string(m.live_allocations) + " blocks (" +
+                      std::to_string(m.live_bytes) +
+                      " bytes) stayed live after the test and later tests of the run freed every one of them");
+    } else if (observation.leak.residue == LeakResidue::constant && observation.leak.from_baseline) {
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) +
                       " bytes) stay live, no more than the baseline records as setup; not a leak (not repeated)");

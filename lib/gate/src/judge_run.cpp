@@ -49,7 +49,8 @@ Observation observation_of(const TestRecord& record) {
   }
   if (record.setup_residue) {
     o.leak.residue = LeakResidue::constant;
-    o.leak.from_baseline = record.growth.empty();  // judged from the baseline, not repeated
+    o.leak.released_later = record.released_later;
+    o.leak.from_baseline = record.growth.empty() && !record.released_later;  // judged from the baseline, not repeated
   } else if (!record.growth.empty()) {
     o.leak.residue = grows(record.growth) ? LeakResidue::grows : LeakResidue::constant;
   }

@@ -169,7 +169,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   r.only_keys(v, p,
               {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "confirmations",
                "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
-               "message", "metrics", "mode", "name", "other_threads", "profiles", "samples", "setup_residue", "stacks",
+               "message", "metrics", "mode", "name", "other_threads", "profiles", "released_later", "samples", "setup_residue", "stacks",
                "standard_errors", "suite", "suppressed", "test", "verdict"});
   // clang-format on
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
@@ -233,6 +233,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "setup_residue", false)) {
     t.setup_residue = r.boolean(*f, pointer_append(p, "setup_residue"));
+  }
+  if (const json* f = r.member(v, p, "released_later", false)) {
+    t.released_later = r.boolean(*f, pointer_append(p, "released_later"));
   }
   if (const json* f = r.member(v, p, "gtest_failed", false)) {
     t.gtest_failed = r.boolean(*f, pointer_append(p, "gtest_failed"));
@@ -565,6 +568,7 @@ std::string record_json_line(const TestRecord& t) {
   w.key("profiles").open('[');
   for (const std::string& p : t.profiles) w.string(p);
   w.close(']');
+  if (t.released_later) w.key("released_later").boolean(true);
   if (!t.samples.empty()) {
     w.key("samples").open('[');
     for (const Metrics& m : t.samples) write_metrics(w, m);

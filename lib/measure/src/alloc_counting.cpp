@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string_view>
 
 #include "heapgate/allocator.h"
@@ -112,6 +113,38 @@ std::atomic<std::uint64_t> g_windows_used{0};  // slots taken
 std::atomic<std::uint32_t> g_epoch{0};
 bool in_window(std::uint32_t block_epoch, std::uint32_t window_epoch) noexcept {
   return static_cast<std::int32_t>(block_epoch - window_epoch) >= 0;
+}
+
+// What became of the blocks a closed window left live: each window that
+// closes with live blocks takes the slot of its epoch, and a later free of a
+// block stamped with that epoch, while some window counts, adds to it. The
+// GoogleTest plugin asks at the end of the run: blocks a test left that a
+// later test freed were held, not leaked, and need no repeated run to tell.
+// Frees while no window counts are not seen, nor blocks stamped by a window
+// nested in it (their epoch differs): they stay "not freed", the safe side.
+// A slot taken over by a later epoch answers nothing for the earlier one.
+struct ResidueSlot {
+  std::atomic<std::uint32_t> epoch{0};
+  std::atomic<std::uint64_t> freed_count{0};
+  std::atomic<std::uint64_t> freed_bytes{0};
+};
+constexpr std::uint32_t kResidueSlots = 16384;  // a suite's tests, each with its epoch
+ResidueSlot g_residue[kResidueSlots];
+
+void follow_residue(std::uint32_t epoch) noexcept {
+  ResidueSlot& slot = g_residue[epoch % kResidueSlots];
+  slot.epoch.store(0, std::memory_order_relaxed);
+  slot.freed_count.store(0, std::memory_order_relaxed);
+  slot.freed_bytes.store(0, std::memory_order_relaxed);
+  slot.epoch.store(epoch, std::memory_order_release);
+}
+
+// A locked add, but only for a block freed after its window closed.
+void note_residue_freed(std::uint32_t epoch, std::uint64_t usize) noexcept {
+  ResidueSlot& slot = g_residue[epoch % kResidueSlots];
+  if (slot.epoch.load(std::memory_order_acquire) != epoch) return;
+  slot.freed_count.fetch_add(1, std::memory_order_relaxed);
+  slot.freed_bytes.fetch_add(usize, std::memory_order_relaxed);
 }
 
 // Guards the slot list, g_exited and the windows' bookkeeping. Held only for
@@ -338,11 +371,16 @@ void count_free_in(ThreadSlot* slot, const Taken& taken) noexcept {
   bump(slot->deallocations, 1);
   if (!taken.tracked) return;  // allocated outside every window: not ours to count
   const auto size = static_cast<std::int64_t>(taken.usize);
+  bool in_open_window = false;
   for (std::uint64_t bits = g_windows_active.load(std::memory_order_acquire); bits != 0; bits &= bits - 1) {
     const int i = __builtin_ctzll(bits);
     const std::uint32_t window_epoch = g_windows[i].epoch.load(std::memory_order_relaxed);
-    if (in_window(taken.epoch, window_epoch)) add_to_share(slot->shares[i], window_epoch, -1, -size);
+    if (in_window(taken.epoch, window_epoch)) {
+      add_to_share(slot->shares[i], window_epoch, -1, -size);
+      in_open_window = true;
+    }
   }
+  if (!in_open_window) note_residue_freed(taken.epoch, taken.usize);
 }
 
 void record_alloc(void* ptr, std::uint64_t usize) noexcept {
@@ -566,10 +604,24 @@ WindowResult close_window(int window) noexcept {
     g_unstamped.clear();
   }
   std::lock_guard<std::mutex> lock(g_open_close_mutex);
+  if (r.live_allocations > 0) follow_residue(g_windows[window].epoch.load(std::memory_order_relaxed));
   // With the registry: an exiting thread folds its shares only into windows still in use.
   std::lock_guard<std::mutex> registry_lock(g_registry_mutex);
   g_windows_used.fetch_and(~bit, std::memory_order_acq_rel);
   return r;
+}
+
+std::uint32_t window_epoch(int window) noexcept {
+  if (window < 0 || window >= kMaxWindows) return 0;
+  return g_windows[window].epoch.load(std::memory_order_relaxed);
+}
+
+std::optional<ReleasedBlocks> released_since_close(std::uint32_t epoch) noexcept {
+  if (epoch == 0) return std::nullopt;
+  const ResidueSlot& slot = g_residue[epoch % kResidueSlots];
+  if (slot.epoch.load(std::memory_order_acquire) != epoch) return std::nullopt;
+  return ReleasedBlocks{slot.freed_count.load(std::memory_order_relaxed),
+                        slot.freed_bytes.load(std::memory_order_relaxed)};
 }
 
 void skip_next_allocation() noexcept {

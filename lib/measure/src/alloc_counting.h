@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "heapgate/integration.h"
 
@@ -63,8 +64,16 @@ inline constexpr int kNoFreeWindow = -1;
 inline constexpr int kCountingFailed = -2;
 /// What an open window has seen so far (peak included), without closing it.
 WindowResult peek_window(int window) noexcept;
-/// Closes a window and returns what it saw.
+/// Closes a window and returns what it saw. A window that leaves live blocks
+/// is followed after its close: released_since_close().
 WindowResult close_window(int window) noexcept;
+/// The epoch of an open window: the stamp of the blocks allocated in it.
+std::uint32_t window_epoch(int window) noexcept;
+/// What has been freed, since the window of `epoch` closed, of the blocks it
+/// left live, counting frees made while some window counted; nullopt when
+/// that window is not followed (it left nothing live, or 16,384 windows that
+/// did have closed since).
+std::optional<ReleasedBlocks> released_since_close(std::uint32_t epoch) noexcept;
 inline constexpr int kMaxWindows = 64;
 
 /// Take and release every lock the counting may take. Registered as fork()

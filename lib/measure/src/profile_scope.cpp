@@ -54,6 +54,9 @@ bool try_own_profiling() noexcept {
   return g_profiling_owned.compare_exchange_strong(expected, true);
 }
 void release_profiling() noexcept { g_profiling_owned.store(false); }
+std::optional<ReleasedBlocks> released_since(std::uint32_t counting_window) noexcept {
+  return released_since_close(counting_window);
+}
 }  // namespace detail
 
 void set_error_sink(ErrorSink sink) {
@@ -189,8 +192,10 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
   const std::uint64_t deallocated =
       thread_bytes_only_ ? jemalloc::thread_deallocated().value_or(start_thread_deallocated_) : 0;
   const bool counted = window_ >= 0;
+  std::uint32_t counting_window = 0;
   if (counted) {
     totals = detail::counted_totals();
+    counting_window = detail::window_epoch(window_);
     window = detail::close_window(window_);
     window_ = -1;
   }
@@ -237,6 +242,7 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
       result.peak_bytes = window.peak_bytes;
       result.other_thread_allocations = window.other_thread_allocations;
       result.other_thread_bytes = window.other_thread_bytes;
+      result.counting_window = counting_window;
     }
     if (!owns_profiling_) return result;
     auto profiled = finish_profiling(std::move(result));

@@ -91,6 +91,9 @@ struct LeakEvidence {
   /// The residue is `constant` because the baseline recorded it as setup and
   /// this run left no more (setup_residue_known()); the test was not repeated.
   bool from_baseline = false;
+  /// The residue is `constant` because later tests of the same run freed
+  /// every block of it (TestRecord::released_later); the test was not repeated.
+  bool released_later = false;
 };
 
 /// What a face observed of one test (or benchmark).

@@ -175,6 +175,10 @@ struct TestRecord {
   /// setup); JSON "setup_residue", absent when false. Accepting the record
   /// stores it in the baseline, so later runs need not repeat the test.
   bool setup_residue = false;
+  /// Every block the test left live was freed later in the same run, by
+  /// later tests (detail::released_since()): held, not leaked, so the test
+  /// was not repeated to tell. JSON "released_later", absent when false.
+  bool released_later = false;
   /// The test never finished (JSON "interrupted", absent for `none`): it has
   /// no measurements, `gtest_failed` is set, and `message` says what ended
   /// it. Such a record fails the run, and its report is incomplete.

@@ -6,8 +6,23 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 namespace heapgate::detail {
+
+/// Blocks freed after the scope that allocated them ended (released_since()).
+struct ReleasedBlocks {
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+};
+/// What has been freed, since the scope of `counting_window`
+/// (ScopeResult::counting_window) ended, of the blocks it left live
+/// (ScopeResult::live_allocations). Frees count only while some counting
+/// scope is open (a GoogleTest run: the later tests), so what is freed
+/// between scopes stays unseen; nullopt when the scope did not count or is
+/// no longer followed. For telling blocks a test held (a later test freed
+/// them) from blocks it leaked, without running it again.
+std::optional<ReleasedBlocks> released_since(std::uint32_t counting_window) noexcept;
 
 /// The next allocation the calling thread makes is not counted (nor is its
 /// free, since it is never tracked). For an allocation that a framework makes

@@ -85,6 +85,9 @@ struct ScopeResult {
   std::uint64_t sample_period = 0;
   /// Wall-clock time between start and finish.
   std::chrono::nanoseconds duration{0};
+  /// Which counting window measured the scope (0: none), for
+  /// detail::released_since() (heapgate/integration.h).
+  std::uint32_t counting_window = 0;
 };
 
 /// Measures the allocations made between its construction and finish() (or its
