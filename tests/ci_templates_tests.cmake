@@ -5,7 +5,8 @@
 #   consumer-ci-templates           each template's shell steps, extracted from its YAML or Jenkinsfile,
 #                                   run against tests/cmake/ci_consumer (FetchContent, as the README
 #                                   recommends): baselines recorded (exit 0), an unchanged run passes
-#                                   (exit 0), a planted regression fails the gate (exit 1) with its
+#                                   (exit 0) twice, with a threaded test whose counts vary with timing,
+#                                   and a planted regression fails the gate (exit 1) with its
 #                                   JUnit failure and HTML page
 # tests/cmake/ci_consumer/run_ci_templates.py says what it substitutes and why.
 # The templates share one consumer build (their build steps are the same) and

@@ -66,6 +66,7 @@ TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record) {
 void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& gtest_overhead,
                      std::uint64_t fixture_bytes) {
   record.metrics = from_scope(scope);
+  record.not_measured = not_measured_by(scope);
   record.metrics.allocations = minus(record.metrics.allocations, gtest_overhead.allocations);
   record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, gtest_overhead.allocated_bytes);
   record.metrics.peak_bytes = minus(record.metrics.peak_bytes, gtest_overhead.allocated_bytes);

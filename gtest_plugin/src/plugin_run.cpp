@@ -128,6 +128,7 @@ void PluginRun::record_properties(const TestRecord& record, bool with_verdict) {
   if (record.verdict != Verdict::unavailable || !with_verdict) {
     for (std::size_t i = 0; i < kMetricCount; ++i) {
       auto metric = static_cast<MetricName>(i);
+      if (!is_measured(record.not_measured, metric)) continue;
       ::testing::Test::RecordProperty("heapgate." + std::string(to_string(metric)),
                                       std::to_string(get(record.metrics, metric)));
     }

@@ -182,6 +182,50 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   EXPECT_EQ(find(run.report, "Sample.AllowedLeak")->verdict, Verdict::pass);
 }
 
+// Without the allocation hooks only the calling thread's bytes are read: the
+// counts and the peak are absent from every report and said to be, never
+// shown as zeros, and a baseline recorded so never compares them.
+TEST_F(GtestPlugin, MetricsTheHooksOffFallbackCannotMeasureAreAbsentAndSaidSo) {
+  const std::string baselines = dir_ + "/baselines";
+  SuiteRun run =
+      run_suite("sample_suite", dir_ + "/r1", {"--gtest_filter=Sample.Counted", "--heapgate_baselines=" + baselines},
+                {"HEAPGATE_HOOKS=off"});
+  ASSERT_TRUE(run.has_report);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const TestRecord* counted = find(run.report, "Sample.Counted");
+  ASSERT_NE(counted, nullptr);
+  const std::vector<MetricName> absent{MetricName::allocations, MetricName::live_allocations, MetricName::peak_bytes};
+  EXPECT_EQ(counted->not_measured, absent);
+  EXPECT_GT(counted->metrics.allocated_bytes, 0u);
+  EXPECT_NE(counted->message.find("allocations, live_allocations and peak_bytes were not measured (bytes of the "
+                                  "calling thread only"),
+            std::string::npos)
+      << counted->message;
+  const std::string json = sys::read_file(dir_ + "/r1/sample_suite.json").value_or("");
+  EXPECT_NE(json.find("\"not_measured\": [\n        \"allocations\",\n        \"live_allocations\",\n        "
+                      "\"peak_bytes\"\n      ]"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"metrics\": {\n        \"allocated_bytes\": "), std::string::npos) << json;
+  EXPECT_EQ(json.find("\"allocations\": 0"), std::string::npos) << "a count shown as measured: " << json;
+  EXPECT_EQ(json.find("\"peak_bytes\": 0"), std::string::npos) << "the peak shown as measured: " << json;
+  const std::string markdown = sys::read_file(dir_ + "/r1/sample_suite.md").value_or("");
+  EXPECT_NE(markdown.find("not measured"), std::string::npos) << markdown;
+  auto baseline = read_baseline(baselines + "/sample_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  EXPECT_EQ(baseline->tests.at("Sample.Counted").not_measured, absent);
+  // With the hooks, the next run compares the bytes only: no false verdict
+  // from counts the baseline never had.
+  SuiteRun hooked =
+      run_suite("sample_suite", dir_ + "/r2", {"--gtest_filter=Sample.Counted", "--heapgate_baselines=" + baselines});
+  ASSERT_TRUE(hooked.has_report);
+  const TestRecord* again = find(hooked.report, "Sample.Counted");
+  ASSERT_NE(again, nullptr);
+  for (const MetricDelta& d : again->deltas) {
+    EXPECT_TRUE(is_measured(absent, d.metric)) << to_string(d.metric) << " compared against a count never measured";
+  }
+}
+
 // A first run judges live blocks after the last test: blocks a later test
 // freed were held, and the test is not repeated to tell; a real leak still
 // repeats, fails the run and is named with its line.

@@ -144,15 +144,19 @@ TEST_P(ScopeTest, BlocksLeftLiveAndFreedInALaterScopeAreReleasedSinceTheFirst) {
   EXPECT_EQ(all->bytes, first.live_bytes);
 }
 
-TEST_P(ScopeTest, BlocksFreedWhileNoScopeCountsAreNotSeenReleased) {
+// Frees while no scope is open reach heapgate through jemalloc's hooks (once
+// installed, they stay) but not through its own entry points, which count
+// only while a scope is open: either way no more is reported freed than was.
+TEST_P(ScopeTest, BlocksFreedWhileNoScopeCountsAreSeenWholeOrNotAtAll) {
   std::vector<void*> held;
   held.reserve(4);
   ScopeResult first = measure([&] { allocate_blocks(held, 4, 64); });
-  free_blocks(held);  // no scope open: the safe side is "not freed"
+  free_blocks(held);
   (void)measure([] {});
   auto released = detail::released_since(first.counting_window);
   ASSERT_TRUE(released.has_value());
-  EXPECT_EQ(released->allocations, 0u);
+  EXPECT_TRUE(released->allocations == 0 || released->allocations == 4) << released->allocations;
+  EXPECT_EQ(released->bytes, released->allocations * 64);
   ScopeResult empty = measure([] {});
   EXPECT_FALSE(detail::released_since(empty.counting_window).has_value());  // it left nothing live
 }

@@ -100,7 +100,7 @@ bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
          a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads && a.alone == b.alone;
+         a.other_threads == b.other_threads && a.alone == b.alone && a.not_measured == b.not_measured;
 }
 
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
@@ -166,11 +166,16 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       const json& e = it.value();
       if (!r.object(e, p)) break;
       r.only_keys(e, p,
-                  {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "other_threads",
-                   "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+                  {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "not_measured",
+                   "other_threads", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
-      if (const json* m = r.member(e, p, "metrics", true)) entry.metrics = r.metrics(*m, pointer_append(p, "metrics"));
+      if (const json* n = r.member(e, p, "not_measured", false)) {
+        entry.not_measured = r.metric_names(*n, pointer_append(p, "not_measured"));
+      }
+      if (const json* m = r.member(e, p, "metrics", true)) {
+        entry.metrics = r.metrics(*m, pointer_append(p, "metrics"), entry.not_measured);
+      }
       if (const json* tol = r.member(e, p, "tolerance", false)) {
         entry.tolerance = read_tolerances(r, *tol, pointer_append(p, "tolerance"), entry.mode);
       }
@@ -234,7 +239,8 @@ std::string to_json(const Baseline& baseline) {
   json tests = json::object();
   for (const auto& [name, entry] : baseline.tests) {
     json e = json::object();
-    e["metrics"] = detail::metrics_to_json(entry.metrics);
+    e["metrics"] = detail::metrics_to_json(entry.metrics, entry.not_measured);
+    if (!entry.not_measured.empty()) e["not_measured"] = detail::metric_names_to_json(entry.not_measured);
     e["mode"] = std::string(to_string(entry.mode));
     if (entry.tolerance) e["tolerance"] = tolerances_to_json(*entry.tolerance);
     e["top_stacks"] = entry.top_stacks;

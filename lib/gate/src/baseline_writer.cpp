@@ -92,6 +92,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     }
     BaselineEntry e;
     e.metrics = t.metrics;
+    e.not_measured = t.not_measured;
     e.mode = t.mode;
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
     e.call_sites = t.call_sites;

@@ -62,7 +62,8 @@ std::uint64_t sampling_tolerance(double baseline_error, double current_error) no
 }
 
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
-                               std::optional<Mode> current_mode, const std::optional<Metrics>& current_errors) {
+                               std::optional<Mode> current_mode, const std::optional<Metrics>& current_errors,
+                               const std::vector<MetricName>& not_measured) {
   Comparison c;
   if (baseline == nullptr) {
     c.verdict = Verdict::new_test;
@@ -100,6 +101,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   std::string shrank;
   std::string noisy;
   for (MetricName m : kMetricNames) {
+    if (!is_measured(not_measured, m) || !is_measured(baseline->not_measured, m)) continue;
     MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
     std::string band_text;  // "low–high" when a noise band judges this metric
     if (baseline->noise && spread(*baseline->noise, m) > 0) {

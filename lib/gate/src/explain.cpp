@@ -135,7 +135,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     // until one clears the regression or none is left. The record keeps
     // them, so judging it again decides the same.
     const Comparison regression =
-        compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode);
+        compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode,
+                            std::nullopt, observation.not_measured);
     const bool measured_alone = record.alone.has_value();
     for (int i = 0; i < options.confirm_runs; ++i) {
       Result<Metrics> again =

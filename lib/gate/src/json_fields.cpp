@@ -239,7 +239,35 @@ std::string JsonReader::string(const json& value, const std::string& pointer) {
   return {};
 }
 
-Metrics JsonReader::metrics(const json& value, const std::string& pointer) {
+std::vector<MetricName> JsonReader::metric_names(const json& value, const std::string& pointer) {
+  std::vector<MetricName> out;
+  if (!value.is_array()) {
+    type_error(pointer, value, "a list of metric names", "write e.g. [\"allocations\", \"peak_bytes\"]");
+    return out;
+  }
+  for (std::size_t i = 0; i < value.size() && ok(); ++i) {
+    const std::string at = pointer + "/" + std::to_string(i);
+    const std::string name = string(value[i], at);
+    if (!ok()) break;
+    auto metric = parse_metric_name(name);
+    if (!metric) {
+      fail_at(at,
+              "unknown metric \"" + name +
+                  "\"; expected allocations, allocated_bytes, live_allocations, live_bytes or peak_bytes",
+              "remove it or correct its spelling");
+      break;
+    }
+    if (std::find(out.begin(), out.end(), *metric) == out.end()) out.push_back(*metric);
+  }
+  std::vector<MetricName> ordered;
+  for (MetricName m : kMetricNames) {
+    if (std::find(out.begin(), out.end(), m) != out.end()) ordered.push_back(m);
+  }
+  return ordered;
+}
+
+Metrics JsonReader::metrics(const json& value, const std::string& pointer,
+                            const std::vector<MetricName>& not_measured) {
   Metrics m;
   if (!object(value, pointer)) return m;
   for (auto it = value.begin(); it != value.end() && ok(); ++it) {
@@ -251,15 +279,23 @@ Metrics JsonReader::metrics(const json& value, const std::string& pointer) {
     }
   }
   for (MetricName name : kMetricNames) {
-    const json* field = member(value, pointer, to_string(name), /*required=*/true);
+    const json* field = member(value, pointer, to_string(name), /*required=*/is_measured(not_measured, name));
     if (field != nullptr) get(m, name) = u64(*field, pointer_append(pointer, to_string(name)));
   }
   return m;
 }
 
-json metrics_to_json(const Metrics& metrics) {
+json metrics_to_json(const Metrics& metrics, const std::vector<MetricName>& not_measured) {
   json out = json::object();
-  for (MetricName name : kMetricNames) out[std::string(to_string(name))] = get(metrics, name);
+  for (MetricName name : kMetricNames) {
+    if (is_measured(not_measured, name)) out[std::string(to_string(name))] = get(metrics, name);
+  }
+  return out;
+}
+
+json metric_names_to_json(const std::vector<MetricName>& names) {
+  json out = json::array();
+  for (MetricName name : names) out.push_back(std::string(to_string(name)));
   return out;
 }
 

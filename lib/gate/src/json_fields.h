@@ -75,16 +75,21 @@ class JsonReader {
   bool boolean(const json& value, const std::string& pointer);
   std::string string(const json& value, const std::string& pointer);
 
-  /// A Metrics object with exactly the five metric names as keys.
-  Metrics metrics(const json& value, const std::string& pointer);
+  /// A Metrics object with exactly the five metric names as keys, but for
+  /// those in `not_measured`, which may be left out (then 0).
+  Metrics metrics(const json& value, const std::string& pointer, const std::vector<MetricName>& not_measured = {});
+  /// A list of distinct metric names ("not_measured"), in kMetricNames order.
+  std::vector<MetricName> metric_names(const json& value, const std::string& pointer);
 
  private:
   std::string source_;
   std::optional<Error> error_;
 };
 
-/// The JSON object of `metrics`: the five names as keys.
-json metrics_to_json(const Metrics& metrics);
+/// The five metrics as a JSON object, leaving out those in `not_measured`.
+json metrics_to_json(const Metrics& metrics, const std::vector<MetricName>& not_measured = {});
+/// ["allocations", "peak_bytes"].
+json metric_names_to_json(const std::vector<MetricName>& names);
 
 /// Checks a "schema" value against `expected` ("heapgate.report/1"): absent,
 /// not a string, another schema family or a newer version are errors.

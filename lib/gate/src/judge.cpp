@@ -82,8 +82,9 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   }
   const Metrics& m = *observation.metrics;
   if (baseline != nullptr) j.baseline = baseline->metrics;
-  const Comparison comparison = compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode),
-                                                    observation.mode, observation.standard_errors);
+  const Comparison comparison =
+      compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode,
+                          observation.standard_errors, observation.not_measured);
   j.deltas = comparison.deltas;
   if (observation.own_failure) {
     // GoogleTest keeps a failed assertion's message and result records until
@@ -99,7 +100,12 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
     if (!to.empty()) to += '\n';
     to += text;
   };
+  if (!observation.not_measured.empty()) line(notes, describe_not_measured(observation.not_measured));
   for (const auto& [metric, limit] : observation.budgets) {
+    if (!is_measured(observation.not_measured, metric)) {
+      line(notes, "the budget on " + std::string(to_string(metric)) + " was not checked: it was not measured");
+      continue;
+    }
     std::string over = explain_over_budget(metric, limit, m);
     if (!over.empty()) {
       if (j.verdict == Verdict::pass) j.verdict = Verdict::over_budget;

@@ -29,6 +29,7 @@ Observation observation_of(const TestRecord& record) {
     if (auto metric = parse_metric_name(name)) o.budgets[*metric] = limit;
   }
   o.leak.growth = record.growth;
+  o.not_measured = record.not_measured;
   if (record.legacy_evidence) {
     // A version 1 report kept no evidence: a leak stays a leak, live blocks
     // that were not one stay out of the leak rule, and a regression cleared

@@ -2,6 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/metrics.h"
 
+#include <algorithm>
+
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -134,6 +136,26 @@ Metrics from_scope(const ScopeResult& scope) noexcept {
   m.live_bytes = scope.live_bytes;
   m.peak_bytes = scope.peak_bytes;
   return m;
+}
+
+std::vector<MetricName> not_measured_by(const ScopeResult& scope) {
+  if (!scope.bytes_only) return {};
+  return {MetricName::allocations, MetricName::live_allocations, MetricName::peak_bytes};
+}
+
+bool is_measured(const std::vector<MetricName>& not_measured, MetricName metric) noexcept {
+  return std::find(not_measured.begin(), not_measured.end(), metric) == not_measured.end();
+}
+
+std::string describe_not_measured(const std::vector<MetricName>& not_measured) {
+  if (not_measured.empty()) return {};
+  std::string names;
+  for (std::size_t i = 0; i < not_measured.size(); ++i) {
+    if (i > 0) names += i + 1 == not_measured.size() ? " and " : ", ";
+    names += to_string(not_measured[i]);
+  }
+  return names + (not_measured.size() == 1 ? " was" : " were") +
+         " not measured (bytes of the calling thread only: no allocation hooks, e.g. HEAPGATE_HOOKS=off)";
 }
 
 std::optional<Metrics> standard_errors_of(const ScopeResult& scope) {

@@ -169,7 +169,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   r.only_keys(v, p,
               {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "confirmations",
                "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
-               "message", "metrics", "mode", "name", "other_threads", "profiles", "released_later", "samples", "setup_residue", "stacks",
+               "message", "metrics", "mode", "name", "not_measured", "other_threads", "profiles", "released_later", "samples", "setup_residue", "stacks",
                "standard_errors", "suite", "suppressed", "test", "verdict"});
   // clang-format on
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
@@ -195,7 +195,12 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
                                    Verdict::unavailable);
   }
   if (const json* f = r.member(v, p, "estimated", false)) t.estimated = r.boolean(*f, pointer_append(p, "estimated"));
-  if (const json* f = r.member(v, p, "metrics", true)) t.metrics = r.metrics(*f, pointer_append(p, "metrics"));
+  if (const json* f = r.member(v, p, "not_measured", false)) {
+    t.not_measured = r.metric_names(*f, pointer_append(p, "not_measured"));
+  }
+  if (const json* f = r.member(v, p, "metrics", true)) {
+    t.metrics = r.metrics(*f, pointer_append(p, "metrics"), t.not_measured);
+  }
   if (const json* f = r.member(v, p, "baseline", false); f != nullptr && !f->is_null()) {
     t.baseline = r.metrics(*f, pointer_append(p, "baseline"));
   }
@@ -478,9 +483,11 @@ const std::array<MetricName, kMetricNames.size()>& metrics_in_key_order() {
   return order;
 }
 
-void write_metrics(CompactJson& w, const Metrics& m) {
+void write_metrics(CompactJson& w, const Metrics& m, const std::vector<MetricName>& not_measured = {}) {
   w.open('{');
-  for (MetricName name : metrics_in_key_order()) w.key(to_string(name)).u64(get(m, name));
+  for (MetricName name : metrics_in_key_order()) {
+    if (is_measured(not_measured, name)) w.key(to_string(name)).u64(get(m, name));
+  }
   w.close('}');
 }
 
@@ -555,9 +562,14 @@ std::string record_json_line(const TestRecord& t) {
   if (!t.leaks_checked) w.key("leaks_checked").boolean(false);
   w.key("line").i64(t.line);
   w.key("message").string(t.message);
-  write_metrics(w.key("metrics"), t.metrics);
+  write_metrics(w.key("metrics"), t.metrics, t.not_measured);
   w.key("mode").string(to_string(t.mode));
   w.key("name").string(t.name);
+  if (!t.not_measured.empty()) {
+    w.key("not_measured").open('[');
+    for (MetricName m : t.not_measured) w.string(to_string(m));
+    w.close(']');
+  }
   if (!t.other_threads.empty()) {
     w.key("other_threads").open('{');
     w.key("allocations").u64(t.other_threads.allocations);

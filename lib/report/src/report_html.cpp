@@ -97,6 +97,9 @@ const MetricDelta* delta_of(const TestRecord& t, MetricName m) {
 // baseline → current, the change, and the allowed change; or the value alone
 // when there is nothing to compare with. A budget shows under its metric.
 std::string metric_cell(const TestRecord& t, MetricName m) {
+  if (!is_measured(t.not_measured, m)) {
+    return "<td class=\"num\" title=\"bytes of the calling thread only: no allocation hooks\">not measured</td>";
+  }
   const std::string tilde = t.estimated ? "~" : "";
   std::string cls = "num";
   std::string body;

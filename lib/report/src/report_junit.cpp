@@ -105,9 +105,11 @@ std::string failure_text(const TestRecord& t, bool heapgate_failure) {
   } else {
     text += "metrics:";
     for (MetricName m : kMetricNames) {
-      text += " " + std::string(to_string(m)) + "=" + std::to_string(get(t.metrics, m));
+      if (is_measured(t.not_measured, m))
+        text += " " + std::string(to_string(m)) + "=" + std::to_string(get(t.metrics, m));
     }
     text += '\n';
+    if (!t.not_measured.empty()) text += describe_not_measured(t.not_measured) + "\n";
   }
   bool shown = !t.stacks.empty() && !t.stacks.front().frames.empty() &&
                t.message.find(t.stacks.front().frames.front()) != std::string::npos;
@@ -134,7 +136,8 @@ std::string system_out(const TestRecord& t) {
   std::string out = "heapgate.verdict=" + std::string(to_string(t.verdict)) + "\n";
   out += "heapgate.mode=" + std::string(to_string(t.mode)) + (t.estimated ? " (estimated)\n" : "\n");
   for (MetricName m : kMetricNames) {
-    out += "heapgate." + std::string(to_string(m)) + "=" + std::to_string(get(t.metrics, m)) + "\n";
+    out += "heapgate." + std::string(to_string(m)) + "=" +
+           (is_measured(t.not_measured, m) ? std::to_string(get(t.metrics, m)) : std::string("not measured")) + "\n";
   }
   if (t.baseline) {
     for (MetricName m : kMetricNames) {

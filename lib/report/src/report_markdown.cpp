@@ -120,6 +120,10 @@ std::string to_markdown(const Report& report) {
   for (const auto& t : report.tests) {
     out += "| " + code_cell(t.name) + " | " + std::string(to_string(t.verdict)) + " |";
     for (MetricName m : kMetricNames) {
+      if (!is_measured(t.not_measured, m)) {
+        out += " not measured |";
+        continue;
+      }
       out += " " + std::string(t.estimated ? "~" : "") + std::to_string(get(t.metrics, m));
       if (t.standard_errors) {
         const std::string interval = estimate_interval(get(t.metrics, m), get(*t.standard_errors, m));

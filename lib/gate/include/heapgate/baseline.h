@@ -112,6 +112,9 @@ struct BaselineEntry {
   /// is that carried state, not a change (gate_test()). Moved with
   /// `metrics` when one new run is accepted.
   std::optional<NoiseBand> alone = std::nullopt;
+  /// Metrics the recording run could not measure (TestRecord::not_measured):
+  /// JSON "not_measured", and "metrics" leaves them out; never compared.
+  std::vector<MetricName> not_measured{};
 };
 
 /// Field-by-field equality.

@@ -103,6 +103,8 @@ struct Observation {
   std::optional<Metrics> metrics;
   /// `sampled`: the standard errors of the estimated metrics (TestRecord::standard_errors).
   std::optional<Metrics> standard_errors;
+  /// Metrics that were not measured (TestRecord::not_measured): never compared nor budgeted.
+  std::vector<MetricName> not_measured;
   /// Why nothing was measured (metrics is nullopt).
   std::string unavailable_reason;
   /// The test failed its own assertions (or the benchmark reported an error).
@@ -201,9 +203,12 @@ struct Comparison {
 /// `sampled` and standard errors are known (`current_errors`, the entry's
 /// own), each estimated metric's tolerance is sampling_tolerance() instead
 /// of the fixed one, unless the entry has its own tolerances. Pure.
+/// Metrics in `not_measured` (either side's TestRecord/BaselineEntry
+/// not_measured) are not compared and have no delta.
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
                                std::optional<Mode> current_mode = std::nullopt,
-                               const std::optional<Metrics>& current_errors = std::nullopt);
+                               const std::optional<Metrics>& current_errors = std::nullopt,
+                               const std::vector<MetricName>& not_measured = {});
 
 /// Compares a fresh run of the test alone with the entry's `alone` band (null
 /// when it has none): the same rules as compare_to_baseline(), with the band's

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
@@ -70,8 +71,21 @@ std::uint64_t& get(Metrics& metrics, MetricName metric) noexcept;
 Result<std::uint64_t> parse_size(std::string_view text);
 
 /// The five metrics of a finished ProfileScope, copied field by field. A
-/// `bytes_only` fallback scope gives zero counts and peak (see ScopeResult).
+/// `bytes_only` fallback scope gives zero counts and peak (see ScopeResult):
+/// not_measured_by() names them.
 Metrics from_scope(const ScopeResult& scope) noexcept;
+
+/// The metrics a scope could not measure, in kMetricNames order: for a
+/// `bytes_only` scope (HEAPGATE_HOOKS=off, or no usable allocation hooks:
+/// the calling thread's bytes only) allocations, live_allocations and
+/// peak_bytes; none otherwise. A report leaves them out and says so, a
+/// comparison skips them.
+std::vector<MetricName> not_measured_by(const ScopeResult& scope);
+/// `metric` is not in `not_measured`.
+bool is_measured(const std::vector<MetricName>& not_measured, MetricName metric) noexcept;
+/// "allocations, live_allocations and peak_bytes were not measured (bytes of
+/// the calling thread only: no allocation hooks)", "" for none.
+std::string describe_not_measured(const std::vector<MetricName>& not_measured);
 
 /// The standard errors of a sampled scope's metrics (ScopeResult::sampling_errors),
 /// rounded up; peak_bytes, counted by the hooks and not estimated, gets 0.

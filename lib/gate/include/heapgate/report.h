@@ -179,6 +179,11 @@ struct TestRecord {
   /// later tests (detail::released_since()): held, not leaked, so the test
   /// was not repeated to tell. JSON "released_later", absent when false.
   bool released_later = false;
+  /// Metrics this run could not measure (not_measured_by(): the calling
+  /// thread's bytes only), in kMetricNames order. JSON "not_measured" names
+  /// them and "metrics" leaves them out; reports show them as not measured,
+  /// and comparisons skip them. Absent when all five were measured.
+  std::vector<MetricName> not_measured;
   /// The test never finished (JSON "interrupted", absent for `none`): it has
   /// no measurements, `gtest_failed` is set, and `message` says what ended
   /// it. Such a record fails the run, and its report is incomplete.

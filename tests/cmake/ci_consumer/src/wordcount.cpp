@@ -2,6 +2,8 @@
 #include "wordcount.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 namespace wordcount {
 
@@ -25,6 +27,26 @@ std::vector<std::string> split_words(const std::string& text) {
 std::map<std::string, int> count_words(const std::string& text) {
   std::map<std::string, int> counts;
   for (const std::string& word : split_words(text)) ++counts[word];
+  return counts;
+}
+
+std::map<std::string, int> count_words_parallel(const std::vector<std::string>& lines, int threads) {
+  std::atomic<std::size_t> next{0};
+  std::vector<std::map<std::string, int>> partial(static_cast<std::size_t>(threads));
+  std::vector<std::thread> workers;
+  workers.reserve(partial.size());
+  for (auto& mine : partial) {
+    workers.emplace_back([&lines, &next, &mine] {
+      for (std::size_t i = next++; i < lines.size(); i = next++) {
+        for (const std::string& word : split_words(lines[i])) ++mine[word];
+      }
+    });
+  }
+  for (std::thread& worker : workers) worker.join();
+  std::map<std::string, int> counts;
+  for (const auto& mine : partial) {
+    for (const auto& [word, n] : mine) counts[word] += n;
+  }
   return counts;
 }
 

@@ -13,4 +13,9 @@ std::vector<std::string> split_words(const std::string& text);
 /// How often each word of `text` occurs.
 std::map<std::string, int> count_words(const std::string& text);
 
+/// The same, counted by `threads` workers that take lines of `text` from a
+/// shared queue, each into a map of its own, merged at the end: which worker
+/// counts which line, and so how many map nodes are made, depends on timing.
+std::map<std::string, int> count_words_parallel(const std::vector<std::string>& lines, int threads);
+
 }  // namespace wordcount

@@ -23,4 +23,15 @@ TEST(CountWords, CountsRepeatedWords) {
   EXPECT_EQ(counts.at("fox"), 2);
 }
 
+// Four workers share the lines: how many map nodes each makes depends on
+// which lines it took, so the allocation count varies from run to run. The
+// gate learns that spread when it records the baseline.
+TEST(CountWordsParallel, MatchesTheSerialCount) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 64; ++i) lines.push_back(kText + " line" + std::to_string(i % 16));
+  const std::map<std::string, int> counts = wordcount::count_words_parallel(lines, 4);
+  EXPECT_EQ(counts.at("the"), 5 * 64);
+  EXPECT_EQ(counts.at("line3"), 4);
+}
+
 }  // namespace
