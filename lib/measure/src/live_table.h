@@ -38,6 +38,7 @@ class LiveTable {
     }
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
 
   // Both under lock().
   void insert(Entry entry) noexcept {

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A program for `heapgate record --snapshot-every`: setup_tables() allocates
+// 5 blocks of 4096 bytes once at start-up; then, for about 1.2 s,
+// leak_request() leaks a block of 512 bytes every 50 ms. The first is
+// one-time setup, the second a leak.
+#include <time.h>
+
+#include <cstdlib>
+
+void* volatile g_tables[5];
+void* volatile g_last;
+
+__attribute__((noinline)) void setup_tables() {
+  for (int i = 0; i < 5; ++i) g_tables[i] = std::malloc(4096);
+}
+
+__attribute__((noinline)) void leak_request() { g_last = std::malloc(512); }
+
+int main() {
+  setup_tables();
+  for (int i = 0; i < 24; ++i) {
+    leak_request();
+    const timespec step{0, 50 * 1000 * 1000};
+    nanosleep(&step, nullptr);
+  }
+  return 0;
+}
