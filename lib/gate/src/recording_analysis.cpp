@@ -204,7 +204,7 @@ std::string recording_summary(const Recording& recording, const RecordingAnalysi
     out += "  pid " + std::to_string(p.pid) + (p.pid == recording.root_pid ? "" : " (child)") + ": " + ending_text(p);
     if (p.counted) {
       out += "; peak " + bytes_text(p.peak_bytes) + (p.peak_is_upper_bound ? " (upper bound)" : "") + ", allocated " +
-             bytes_text(p.allocated_bytes) + " in " + std::to_string(p.allocations) + " allocations, live at end " +
+             bytes_text(p.allocated_bytes) + " in " + std::to_string(p.allocations) + (p.allocations == 1 ? " allocation" : " allocations") + ", live at end " +
              bytes_text(p.live_bytes) + " in " + blocks_text(p.live_allocations);
     }
     out += "\n";
