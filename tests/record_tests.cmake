@@ -18,6 +18,14 @@ add_executable(record_leak_jemalloc record/record_leak.cpp)
 target_compile_options(record_leak_jemalloc PRIVATE -O1 -g -fno-omit-frame-pointer -fno-inline)
 heapgate_link_jemalloc(record_leak_jemalloc)
 
+# Programs heapgate record refuses (docs/bad-inputs.md, tests/e2e/bad_inputs_test.cpp).
+add_executable(record_static record/record_static.cpp)
+target_link_options(record_static PRIVATE -static)
+add_executable(record_own_malloc record/record_own_malloc.cpp)
+add_executable(record_asan record/record_leak.cpp)
+target_compile_options(record_asan PRIVATE -fsanitize=address)
+target_link_options(record_asan PRIVATE -fsanitize=address)
+
 heapgate_add_test(record_test SOURCES record/record_test.cpp LABELS e2e record
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
 add_dependencies(record_test heapgate_cli heapgate_record ${_record_programs} record_leak_jemalloc)

@@ -138,7 +138,7 @@ Result<ProgramFacts> inspect_program(const std::string& path) {
         // An exported malloc of the program's own is what every library would call.
         if (header.sh_type == SHT_DYNSYM && std::strcmp(name, "malloc") == 0 &&
             GELF_ST_TYPE(symbol.st_info) == STT_FUNC) {
-          facts.own_allocator = "its own malloc";
+          facts.own_allocator = "malloc defined in the program";
         }
       }
     }

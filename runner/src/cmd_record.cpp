@@ -144,7 +144,7 @@ int check_program(const std::string& given, std::string& path) {
     return cannot(path + ": cannot measure this program because it is not executable", "chmod +x it, or build it");
   }
   auto facts = inspect_program(path);
-  if (!facts) return bad_input(facts.error());
+  if (!facts) return cannot(facts.error().where + ": " + facts.error().what, facts.error().fix);
   if (!facts->dynamic) {
     return cannot(path + ": cannot measure this program because it is statically linked (there is no dynamic loader "
                          "to preload heapgate into)",

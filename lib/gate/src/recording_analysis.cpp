@@ -221,10 +221,11 @@ std::string recording_summary(const Recording& recording, const RecordingAnalysi
       for (const SiteGrowth& g : list) sites.push_back(g.site);
       return sites;
     };
-    append_sites(out, "Leaks (live blocks kept growing across the snapshots):", grown(analysis.leaks), top);
+    append_sites(out, "Leaks (live blocks kept growing across the snapshots; as at the last one):",
+                 grown(analysis.leaks), top);
     append_sites(out, "One-time (level after start-up):", grown(analysis.one_time), top);
   }
-  out += "Profiles: " + recording.dir + "/<pid>/; HTML: heapgate report " + recording.dir + " -o record.html\n";
+  out += "Profiles: " + recording.dir + "/<pid>/; the page: heapgate report " + recording.dir + "\n";
   return out;
 }
 
