@@ -352,7 +352,10 @@ void capture_dalloc(void* ptr) noexcept {
   t_holds_lock = false;
 }
 
-void track_peak_stacks(bool on) noexcept { g_track_peak = on; }
+void track_peak_stacks(bool on) noexcept {
+  g_track_peak = on;
+  g_pointers.release_old_tables(on);
+}
 
 bool write_capture_view(int fd, CaptureView view, int lock_wait_ms, CaptureTotals* totals) noexcept {
   // A signal that interrupted this thread inside the lock: the tables are
