@@ -29,9 +29,10 @@ std::optional<std::string> find_system_jemalloc();
 
 /// What `heapgate record` must know of a program before preloading into it.
 struct ProgramFacts {
-  bool dynamic = false;       ///< has a program interpreter (PT_INTERP): the dynamic loader runs it
-  bool set_id = false;        ///< setuid or setgid: the loader ignores LD_PRELOAD for it
-  std::string own_allocator;  ///< the library or tool that replaces malloc ("AddressSanitizer", "libtcmalloc.so.4"), or ""
+  bool dynamic = false;  ///< has a program interpreter (PT_INTERP): the dynamic loader runs it
+  bool set_id = false;   ///< setuid or setgid: the loader ignores LD_PRELOAD for it
+  std::string
+      own_allocator;  ///< the library or tool that replaces malloc ("AddressSanitizer", "libtcmalloc.so.4"), or ""
 };
 
 /// Reads `path`'s program headers, dynamic section and dynamic symbols.

@@ -123,8 +123,7 @@ int prepare_dir(const std::string& dir) {
   const std::string probe = (fs::path(dir) / ".heapgate-probe").string();
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return cannot("-o " + dir + ": cannot write there: " + std::strerror(errno),
-                  "give a directory you can write to");
+    return cannot("-o " + dir + ": cannot write there: " + std::strerror(errno), "give a directory you can write to");
   }
   ::close(fd);
   ::unlink(probe.c_str());
@@ -146,13 +145,15 @@ int check_program(const std::string& given, std::string& path) {
   auto facts = inspect_program(path);
   if (!facts) return cannot(facts.error().where + ": " + facts.error().what, facts.error().fix);
   if (!facts->dynamic) {
-    return cannot(path + ": cannot measure this program because it is statically linked (there is no dynamic loader "
-                         "to preload heapgate into)",
+    return cannot(path +
+                      ": cannot measure this program because it is statically linked (there is no dynamic loader "
+                      "to preload heapgate into)",
                   "build it dynamically linked, or link heapgate::measure into it and use ProfileScope");
   }
   if (facts->set_id) {
-    return cannot(path + ": cannot measure this program because it is setuid or setgid (the loader ignores "
-                         "LD_PRELOAD for it)",
+    return cannot(path +
+                      ": cannot measure this program because it is setuid or setgid (the loader ignores "
+                      "LD_PRELOAD for it)",
                   "record a copy without the set-id bit");
   }
   if (!facts->own_allocator.empty()) {
@@ -291,7 +292,8 @@ int run_record(const RecordOptions& options) {
 
   // The terminal's Ctrl-C reaches the program too: heapgate waits for it to
   // write its profiles, then reports.
-  struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
+  struct sigaction ignore {
+  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = forward_signal;
   ::sigaction(SIGINT, &ignore, &old_int);
@@ -363,7 +365,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
   record->add_option("--mode", options->mode, "exact (every allocation's stack) or counters (numbers only, cheaper)")
       ->check(CLI::IsMember({"exact", "counters"}))
       ->capture_default_str();
-  record->add_option("-o,--output", options->dir, "Directory for the recording (an earlier recording there is replaced)")
+  record
+      ->add_option("-o,--output", options->dir, "Directory for the recording (an earlier recording there is replaced)")
       ->type_name("DIR")
       ->capture_default_str();
   record
@@ -373,8 +376,7 @@ void add_record_command(CLI::App& app, int& exit_code) {
       ->type_name("DURATION");
   record->add_flag("--snapshot-signal", options->snapshot_signal,
                    "Also write a live-heap profile whenever the program gets SIGUSR2 (kill -USR2 PID)");
-  record
-      ->add_option("--top", options->top, "Call sites shown per list in the summary")
+  record->add_option("--top", options->top, "Call sites shown per list in the summary")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   record->add_option("command", options->command, "-- PROGRAM [ARGS...]");

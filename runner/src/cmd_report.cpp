@@ -119,9 +119,8 @@ int run_recording_report(const ReportOptions& options) {
         auto bytes = to_pprof(*profile, symbols, pprof);
         if (!bytes) return bad_input(bytes.error());
         const std::string stem = name.substr(0, name.size() - std::string(".heap").size());
-        const std::string out = (std::filesystem::path(options.pprof_dir) /
-                                 (std::to_string(p.pid) + "." + stem + ".pb.gz"))
-                                    .string();
+        const std::string out =
+            (std::filesystem::path(options.pprof_dir) / (std::to_string(p.pid) + "." + stem + ".pb.gz")).string();
         if (auto saved = sys::write_file_atomic(out, *bytes); !saved) return bad_input(saved.error());
         std::fprintf(stderr, "heapgate report: wrote %s\n", out.c_str());
       }

@@ -37,8 +37,7 @@ sys::ProcessResult heapgate_cli(std::vector<std::string> args) {
 }
 
 // Records `program` (a helper of the test tree) into a fresh directory and reads the recording back.
-Recorded record(const std::string& program, std::vector<std::string> flags = {},
-                std::vector<std::string> args = {}) {
+Recorded record(const std::string& program, std::vector<std::string> flags = {}, std::vector<std::string> args = {}) {
   Recorded r;
   const std::string dir = testing::make_temp_dir() + "/rec";
   std::vector<std::string> cli = {"record", "-o", dir};
@@ -185,7 +184,8 @@ TEST(Record, SnapshotsTellALeakFromOneTimeSetup) {
   ASSERT_EQ(r.analysis.one_time.size(), 1u) << r.run.stderr_text;
   EXPECT_EQ(r.analysis.one_time[0].site.function, "setup_tables()");
   EXPECT_EQ(r.analysis.one_time[0].site.bytes, 5 * 4096u);
-  EXPECT_NE(r.run.stderr_text.find("Leaks (live blocks kept growing across the snapshots; as at the last one):"), std::string::npos);
+  EXPECT_NE(r.run.stderr_text.find("Leaks (live blocks kept growing across the snapshots; as at the last one):"),
+            std::string::npos);
 }
 
 TEST(Record, ReportRendersThePageWithThreeFlameGraphsAndPprof) {

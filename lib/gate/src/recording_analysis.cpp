@@ -204,8 +204,9 @@ std::string recording_summary(const Recording& recording, const RecordingAnalysi
     out += "  pid " + std::to_string(p.pid) + (p.pid == recording.root_pid ? "" : " (child)") + ": " + ending_text(p);
     if (p.counted) {
       out += "; peak " + bytes_text(p.peak_bytes) + (p.peak_is_upper_bound ? " (upper bound)" : "") + ", allocated " +
-             bytes_text(p.allocated_bytes) + " in " + std::to_string(p.allocations) + (p.allocations == 1 ? " allocation" : " allocations") + ", live at end " +
-             bytes_text(p.live_bytes) + " in " + blocks_text(p.live_allocations);
+             bytes_text(p.allocated_bytes) + " in " + std::to_string(p.allocations) +
+             (p.allocations == 1 ? " allocation" : " allocations") + ", live at end " + bytes_text(p.live_bytes) +
+             " in " + blocks_text(p.live_allocations);
     }
     out += "\n";
     if (!p.not_exact.empty()) out += "    counters only: " + p.not_exact + "\n";
@@ -221,8 +222,8 @@ std::string recording_summary(const Recording& recording, const RecordingAnalysi
       for (const SiteGrowth& g : list) sites.push_back(g.site);
       return sites;
     };
-    append_sites(out, "Leaks (live blocks kept growing across the snapshots; as at the last one):",
-                 grown(analysis.leaks), top);
+    append_sites(
+        out, "Leaks (live blocks kept growing across the snapshots; as at the last one):", grown(analysis.leaks), top);
     append_sites(out, "One-time (level after start-up):", grown(analysis.one_time), top);
   }
   out += "Profiles: " + recording.dir + "/<pid>/; the page: heapgate report " + recording.dir + "\n";

@@ -89,8 +89,15 @@ void start_snapshot_thread() noexcept {
   pthread_attr_t attr;
   if (pthread_attr_init(&attr) != 0) return;
   (void)pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // Born with every signal blocked, so signals go to the program's threads:
+  // a handler that ran on this one while it writes a snapshot would wait for
+  // the lock it holds.
+  sigset_t all, before;
+  sigfillset(&all);
+  (void)pthread_sigmask(SIG_BLOCK, &all, &before);
   pthread_t thread;
   (void)pthread_create(&thread, &attr, snapshot_thread, nullptr);
+  (void)pthread_sigmask(SIG_SETMASK, &before, nullptr);
   (void)pthread_attr_destroy(&attr);
 }
 

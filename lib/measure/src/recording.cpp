@@ -35,8 +35,8 @@ struct State {
   bool counting = false;
   int window = -1;
   CountedTotals start;
-  char not_exact[256] = {};     // why counters measured when exact was asked for
-  char not_counted[256] = {};   // why nothing was measured
+  char not_exact[256] = {};    // why counters measured when exact was asked for
+  char not_counted[256] = {};  // why nothing was measured
   std::atomic<bool> finished{false};
   std::atomic<unsigned> snapshots{0};
 };
@@ -118,8 +118,8 @@ bool start_recording(const RecordingConfig& config) noexcept {
     if (status.exact_through_hooks && counting_source() != CountingSource::none) {
       g_state.exact = true;
     } else {
-      copy_text(g_state.not_exact, !status.why_not_exact.empty() ? status.why_not_exact.c_str()
-                                                                 : "libunwind.so.8 could not be loaded");
+      copy_text(g_state.not_exact,
+                !status.why_not_exact.empty() ? status.why_not_exact.c_str() : "libunwind.so.8 could not be loaded");
     }
   }
   if (g_state.exact) {
@@ -223,9 +223,8 @@ void finish_recording(int signo) noexcept {
     field("snapshots", snapshots);
     out.put(",\n  \"profiles\": [");
     const char* sep = "";
-    for (auto [written, name] : {std::pair<bool, const char*>{live, "live.heap"},
-                                 {allocations, "allocations.heap"},
-                                 {peak, "peak.heap"}}) {
+    for (auto [written, name] :
+         {std::pair<bool, const char*>{live, "live.heap"}, {allocations, "allocations.heap"}, {peak, "peak.heap"}}) {
       if (!written) continue;
       out.put(sep);
       out.json_string(name);
@@ -242,8 +241,9 @@ void finish_recording(int signo) noexcept {
     }
     if (g_state.exact && !(live && allocations && peak)) {
       out.put(",\n  \"not_written\": ");
-      out.json_string("a profile could not be written: the recording stayed locked by another thread, or DIR "
-                      "could not be written");
+      out.json_string(
+          "a profile could not be written: the recording stayed locked by another thread, or DIR "
+          "could not be written");
     }
     out.put("\n}\n");
     return out.flush();

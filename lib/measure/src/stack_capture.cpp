@@ -194,8 +194,12 @@ void note_live_locked() noexcept {
 std::uint64_t non_negative(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
 
 CaptureTotals totals_locked() noexcept {
-  return CaptureTotals{non_negative(g_live_allocations), non_negative(g_live_bytes),  g_allocations,
-                       g_allocated_bytes,                non_negative(g_peak_bytes),  non_negative(g_peak_copy_bytes),
+  return CaptureTotals{non_negative(g_live_allocations),
+                       non_negative(g_live_bytes),
+                       g_allocations,
+                       g_allocated_bytes,
+                       non_negative(g_peak_bytes),
+                       non_negative(g_peak_copy_bytes),
                        non_negative(g_peak_copy_allocations)};
 }
 

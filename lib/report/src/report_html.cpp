@@ -193,9 +193,8 @@ std::string flame_graph(const TestRecord& t) {
   } else {
     colour = "Grey: the baseline records no call sites to compare with (accepting this run records them).";
   }
-  return std::string(detail::kFlameFigureStart) +
-         render_change_flamegraph_svg(stacks, options) + "<figcaption>Differential flame graph of the " +
-         esc(metric->label) +
+  return std::string(detail::kFlameFigureStart) + render_change_flamegraph_svg(stacks, options) +
+         "<figcaption>Differential flame graph of the " + esc(metric->label) +
          ": the root at the bottom, callees above their callers, width = the larger of "
          "baseline and now. " +
          esc(colour) +
@@ -334,7 +333,6 @@ std::string details_section(const TestRecord& t, std::size_t index, bool strict)
   out += "</section>\n";
   return out;
 }
-
 
 }  // namespace
 

@@ -64,8 +64,8 @@ struct Recording {
   std::vector<std::string> command;
   std::string mode;  ///< as asked for
   std::uint64_t root_pid = 0;
-  int exit_code = 0;     ///< the program's, or 128 + signal
-  int term_signal = 0;   ///< the signal that ended the program, or 0
+  int exit_code = 0;    ///< the program's, or 128 + signal
+  int term_signal = 0;  ///< the signal that ended the program, or 0
   std::uint64_t snapshot_every_ms = 0;
   /// The root process first, then the others by pid.
   std::vector<RecordedProcess> processes;
