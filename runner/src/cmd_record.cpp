@@ -114,7 +114,9 @@ int prepare_dir(const std::string& dir) {
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
       const bool pid_dir = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos;
-      if (pid_dir || name == "record.json" || name == "summary.txt") fs::remove_all(entry.path(), ec);
+      if (pid_dir || name == "record.json" || name == "summary.txt" || name == "report.html") {
+        fs::remove_all(entry.path(), ec);
+      }
     }
   }
   fs::create_directories(dir, ec);
@@ -190,6 +192,10 @@ std::vector<RecordedProcess> process_dirs(const std::string& dir, pid_t root) {
 }
 
 pid_t g_child = 0;
+// SIGINT's and SIGQUIT's dispositions before heapgate ignored them: the
+// program gets them back (an ignored signal would stay ignored across exec).
+struct sigaction g_program_int = {};
+struct sigaction g_program_quit = {};
 // A signal sent to heapgate alone (not its process group) goes on to the program.
 void forward_signal(int signo) {
   if (g_child > 0) (void)::kill(g_child, signo);
@@ -216,6 +222,8 @@ Started start_program(const std::string& path, const std::vector<std::string>& c
   if (pid < 0) return {-1, std::strerror(errno)};
   if (pid == 0) {
     ::close(pipe_fds[0]);
+    ::sigaction(SIGINT, &g_program_int, nullptr);
+    ::sigaction(SIGQUIT, &g_program_quit, nullptr);
     ::execve(path.c_str(), argv.data(), envp.data());
     const int err = errno;
     (void)!::write(pipe_fds[1], &err, sizeof err);
@@ -292,17 +300,19 @@ int run_record(const RecordOptions& options) {
 
   // The terminal's Ctrl-C reaches the program too: heapgate waits for it to
   // write its profiles, then reports.
-  struct sigaction ignore {
-  }, forward{}, old_int{}, old_quit{}, old_term{}, old_hup{};
+  struct sigaction ignore = {};
+  struct sigaction forward = {};
+  struct sigaction old_term = {};
+  struct sigaction old_hup = {};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = forward_signal;
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGQUIT, &ignore, &old_quit);
+  ::sigaction(SIGINT, &ignore, &g_program_int);
+  ::sigaction(SIGQUIT, &ignore, &g_program_quit);
   const Started started =
       start_program(path, options.command, program_environment(*library, *jemalloc, dir, options, snapshot_ms));
   if (started.pid < 0) {
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGQUIT, &old_quit, nullptr);
+    ::sigaction(SIGINT, &g_program_int, nullptr);
+    ::sigaction(SIGQUIT, &g_program_quit, nullptr);
     return cannot(path + ": cannot start it: " + started.error, "check that the program runs on its own");
   }
   g_child = started.pid;
@@ -312,8 +322,8 @@ int run_record(const RecordOptions& options) {
   while (::waitpid(started.pid, &status, 0) < 0 && errno == EINTR) {
   }
   g_child = 0;
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGQUIT, &old_quit, nullptr);
+  ::sigaction(SIGINT, &g_program_int, nullptr);
+  ::sigaction(SIGQUIT, &g_program_quit, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
 
