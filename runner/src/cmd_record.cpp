@@ -371,7 +371,8 @@ void add_record_command(CLI::App& app, int& exit_code) {
   CLI::App* record = app.add_subcommand(
       "record",
       "Run any dynamically linked program with heapgate preloaded and record its heap: the peak, every allocation "
-      "and what was live at exit, by call site. Exit code: the program's (128+N when signal N ended it).");
+      "and what was live at exit, by call site. Exit code: the program's (128+N when signal N ended it); 2 when "
+      "heapgate refuses the program or DIR before starting it.");
   record->add_option("--mode", options->mode, "exact (every allocation's stack) or counters (numbers only, cheaper)")
       ->check(CLI::IsMember({"exact", "counters"}))
       ->capture_default_str();

@@ -161,6 +161,28 @@ TEST(Record, ProgramKilledBySigtermStillLeavesItsProfiles) {
   EXPECT_NE(r.run.stderr_text.find("killed by signal 15 (SIGTERM)"), std::string::npos) << r.run.stderr_text;
 }
 
+TEST(Record, ProgramThatAbortsStillLeavesItsProfiles) {
+  const Recorded r = record("record_sigterm", {}, {"abort"});
+  EXPECT_EQ(r.run.exit_code, 128 + 6) << r.run.stderr_text;
+  const RecordedProcess& p = root(r);
+  EXPECT_EQ(p.ended, "signal");
+  EXPECT_EQ(p.signal, 6);
+  EXPECT_EQ(p.profiles.size(), 3u);
+  EXPECT_EQ(p.live_allocations, 4u);
+  EXPECT_EQ(p.live_bytes, 4096u);
+}
+
+TEST(Record, ProgramKilledBySigkillIsSaidToHaveWrittenNothing) {
+  const Recorded r = record("record_sigterm", {}, {"kill"});
+  EXPECT_EQ(r.run.exit_code, 128 + 9) << r.run.stderr_text;
+  ASSERT_EQ(r.recording.processes.size(), 1u);
+  EXPECT_EQ(root(r).ended, "");
+  EXPECT_TRUE(root(r).profiles.empty());
+  EXPECT_NE(r.run.stderr_text.find(": ended without writing its profiles (SIGKILL, _exit() or exec())"),
+            std::string::npos)
+      << r.run.stderr_text;
+}
+
 TEST(Record, CountersModeHasTheNumbersWithoutStacks) {
   const Recorded r = record("record_leak", {"--mode", "counters"});
   EXPECT_EQ(r.run.exit_code, 0) << r.run.stderr_text;
@@ -186,6 +208,16 @@ TEST(Record, SnapshotsTellALeakFromOneTimeSetup) {
   EXPECT_EQ(r.analysis.one_time[0].site.bytes, 5 * 4096u);
   EXPECT_NE(r.run.stderr_text.find("Leaks (live blocks kept growing across the snapshots; as at the last one):"),
             std::string::npos);
+}
+
+TEST(Record, SnapshotsOnSignal) {
+  const Recorded r = record("record_growth", {"--snapshot-signal"}, {"signal"});
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.stderr_text;
+  EXPECT_EQ(root(r).snapshots, 3u);
+  ASSERT_EQ(r.analysis.leaks.size(), 1u) << r.run.stderr_text;
+  EXPECT_EQ(r.analysis.leaks[0].site.function, "leak_request()");
+  // Asked for after the 4th, 12th and 20th leaked block.
+  EXPECT_EQ(r.analysis.leaks[0].live_allocations, (std::vector<std::uint64_t>{4, 12, 20}));
 }
 
 TEST(Record, ReportRendersThePageWithThreeFlameGraphsAndPprof) {
