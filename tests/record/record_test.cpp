@@ -134,6 +134,17 @@ TEST(Record, ForkedChildWritesItsOwnProfiles) {
   EXPECT_EQ(site(r.analysis.live_sites, "parent_leak()").bytes, 112u);
 }
 
+TEST(Record, ChildThatEndsWithUnderscoreExitWritesItsProfiles) {
+  const Recorded r = record("record_fork", {}, {"_exit"});
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.stderr_text;
+  ASSERT_EQ(r.recording.processes.size(), 2u);
+  const RecordedProcess& child = r.recording.processes[1];
+  EXPECT_EQ(child.ended, "exit");
+  EXPECT_EQ(child.live_allocations, 2u);
+  EXPECT_EQ(child.live_bytes, 448u);
+  EXPECT_EQ(r.recording.processes[0].live_bytes, 112u);
+}
+
 TEST(Record, ThreadsAreFollowed) {
   const Recorded r = record("record_threads");
   EXPECT_EQ(r.run.exit_code, 0) << r.run.stderr_text;
@@ -178,7 +189,7 @@ TEST(Record, ProgramKilledBySigkillIsSaidToHaveWrittenNothing) {
   ASSERT_EQ(r.recording.processes.size(), 1u);
   EXPECT_EQ(root(r).ended, "");
   EXPECT_TRUE(root(r).profiles.empty());
-  EXPECT_NE(r.run.stderr_text.find(": ended without writing its profiles (SIGKILL, _exit() or exec())"),
+  EXPECT_NE(r.run.stderr_text.find(": ended without writing its profiles (SIGKILL, or it replaced itself with exec())"),
             std::string::npos)
       << r.run.stderr_text;
 }

@@ -146,7 +146,7 @@ void append_sites(std::string& out, const std::string& heading, const std::vecto
 std::string ending_text(const RecordedProcess& p) {
   if (p.ended == "exit") return "exited";
   if (p.ended == "signal") return "killed by " + sys::describe_signal(p.signal);
-  return "ended without writing its profiles (SIGKILL, _exit() or exec())";
+  return "ended without writing its profiles (SIGKILL, or it replaced itself with exec())";
 }
 
 }  // namespace

@@ -10,9 +10,12 @@
 //   HEAPGATE_RECORD_MODE         exact (default) or counters
 //   HEAPGATE_RECORD_SNAPSHOT_MS  a live-heap snapshot every N ms (exact)
 //   HEAPGATE_RECORD_SNAPSHOT_SIGNAL=1  a snapshot on each SIGUSR2 (exact)
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -103,6 +106,13 @@ void start_snapshot_thread() noexcept {
 
 void at_exit() { finish_recording(0); }
 
+// _exit() skips atexit handlers; programs end with it on purpose (dash
+// always, a fork child that must not flush its parent's stdio). Found at
+// start: dlsym may allocate.
+using ExitFn = void (*)(int);
+ExitFn g_real_exit = nullptr;
+ExitFn g_real_Exit = nullptr;
+
 // fork() copies only the calling thread: the child restarts its own
 // recording and, when asked for, its own snapshot thread.
 void in_fork_child() {
@@ -120,6 +130,8 @@ __attribute__((constructor)) void start() {
   if (const char* every = std::getenv("HEAPGATE_RECORD_SNAPSHOT_MS")) g_snapshot_ms = std::strtol(every, nullptr, 10);
   const char* on_signal = std::getenv("HEAPGATE_RECORD_SNAPSHOT_SIGNAL");
   g_snapshot_on_signal = on_signal != nullptr && std::strcmp(on_signal, "1") == 0;
+  g_real_exit = reinterpret_cast<ExitFn>(::dlsym(RTLD_NEXT, "_exit"));
+  g_real_Exit = reinterpret_cast<ExitFn>(::dlsym(RTLD_NEXT, "_Exit"));
   (void)start_recording(config);
   // Registered after the counting's own fork handlers (start_recording made
   // them), so in the child the counting's locks are released before this runs.
@@ -133,3 +145,18 @@ __attribute__((constructor)) void start() {
 
 }  // namespace
 }  // namespace heapgate::detail
+
+// The program's calls of _exit() and _Exit() reach these first (calls inside
+// the C library, e.g. exit()'s own, do not). The real one is the one behind,
+// or the system call when none was found.
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
+  heapgate::detail::finish_recording(0);
+  if (heapgate::detail::g_real_exit != nullptr) heapgate::detail::g_real_exit(status);
+  for (;;) ::syscall(SYS_exit_group, status);
+}
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) {
+  heapgate::detail::finish_recording(0);
+  if (heapgate::detail::g_real_Exit != nullptr) heapgate::detail::g_real_Exit(status);
+  for (;;) ::syscall(SYS_exit_group, status);
+}

@@ -31,6 +31,7 @@ constexpr int kLockWaitMs = 2000;
 struct State {
   char dir[PATH_MAX] = {};
   char process_dir[PATH_MAX] = {};
+  pid_t pid = 0;  // the process recording; a vfork() child shares this memory but not the pid
   bool exact = false;
   bool counting = false;
   int window = -1;
@@ -111,6 +112,7 @@ void start_counting() noexcept {
 bool start_recording(const RecordingConfig& config) noexcept {
   HookSuppressor suppress;
   join(g_state.dir, sizeof g_state.dir, config.dir, {});
+  g_state.pid = ::getpid();
   set_process_dir();
   g_state.exact = false;
   if (config.exact) {
@@ -133,6 +135,7 @@ bool start_recording(const RecordingConfig& config) noexcept {
 
 void restart_recording_in_child() noexcept {
   HookSuppressor suppress;
+  g_state.pid = ::getpid();
   set_process_dir();
   g_state.finished.store(false);
   g_state.snapshots.store(0);
@@ -159,6 +162,9 @@ void write_snapshot() noexcept {
 }
 
 void finish_recording(int signo) noexcept {
+  // A vfork() child ending (it shares the parent's memory, and no fork
+  // handler told it apart) must not mark the parent's recording finished.
+  if (g_state.pid != ::getpid()) return;
   if (g_state.finished.exchange(true)) return;
   HookSuppressor suppress;
   CaptureTotals totals;

@@ -29,8 +29,9 @@ void write_snapshot() noexcept;
 
 /// Writes the process' files: live.heap, allocations.heap and peak.heap
 /// (exact), then process.json naming what could be written. `signo` is the
-/// signal that ends the process, 0 at exit. Once per process; never
-/// allocates, so a fatal signal's handler may call it.
+/// signal that ends the process, 0 at exit. Once per process, and only in
+/// the process that recorded (not in a vfork() child); never allocates, so a
+/// fatal signal's handler may call it.
 void finish_recording(int signo) noexcept;
 
 }  // namespace heapgate::detail

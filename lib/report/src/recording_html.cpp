@@ -87,7 +87,7 @@ std::string growth_table(const std::vector<SiteGrowth>& sites, bool with_series)
 std::string ending(const RecordedProcess& p) {
   if (p.ended == "exit") return "exited";
   if (p.ended == "signal") return "killed by " + sys::describe_signal(p.signal);
-  return "wrote nothing (SIGKILL, _exit() or exec())";
+  return "wrote nothing (SIGKILL, or it replaced itself with exec())";
 }
 
 }  // namespace

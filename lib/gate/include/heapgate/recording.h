@@ -31,8 +31,8 @@ struct RecordedProcess {
   std::string exe;
   /// "exact" or "counters": what measured (counters when exact was not possible, see not_exact).
   std::string mode;
-  /// "exit" (exit() or a return from main), "signal", or "" when the process
-  /// wrote nothing: SIGKILL, _exit(), or it replaced itself with exec().
+  /// "exit" (exit(), _exit() or a return from main), "signal", or "" when
+  /// the process wrote nothing: SIGKILL, or it replaced itself with exec().
   std::string ended;
   int signal = 0;
   /// The numbers below were read; false when the counting's lock stayed held.
