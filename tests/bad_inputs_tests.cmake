@@ -11,8 +11,13 @@ heapgate_add_test(bad_inputs_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_
   LIBRARIES heapgate::http heapgate::httplib nlohmann_json::nlohmann_json
   LABELS e2e bad_inputs
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\""
-              "HEAPGATE_SAMPLE_SUITE=\"$<TARGET_FILE:sample_suite>\"")
-add_dependencies(bad_inputs_test heapgate_cli sample_suite)
+              "HEAPGATE_SAMPLE_SUITE=\"$<TARGET_FILE:sample_suite>\""
+              "HEAPGATE_RECORD_LEAK=\"$<TARGET_FILE:record_leak>\""
+              "HEAPGATE_RECORD_STATIC=\"$<TARGET_FILE:record_static>\""
+              "HEAPGATE_RECORD_OWN_MALLOC=\"$<TARGET_FILE:record_own_malloc>\""
+              "HEAPGATE_RECORD_ASAN=\"$<TARGET_FILE:record_asan>\"")
+add_dependencies(bad_inputs_test heapgate_cli sample_suite heapgate_record record_leak record_static record_own_malloc
+  record_asan)
 
 # Rows and tests are one list: a row without its test, a test without its
 # row, ids out of order or fewer than 40 rows fail.

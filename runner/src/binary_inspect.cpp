@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <link.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,6 +82,68 @@ Result<JemallocLinkage> jemalloc_linkage(const std::string& path) {
     }
   }
   return defines ? JemallocLinkage::linked : JemallocLinkage::absent;
+}
+
+Result<ProgramFacts> inspect_program(const std::string& path) {
+  elf_version(EV_CURRENT);
+  ElfFile file;
+  auto opened = sys::open_regular_file(path);
+  if (!opened) return fail(opened.error());
+  file.fd = *opened;
+  ProgramFacts facts;
+  struct stat st {};
+  if (::fstat(file.fd, &st) == 0) facts.set_id = (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+  file.elf = elf_begin(file.fd, ELF_C_READ, nullptr);
+  if (file.elf == nullptr || elf_kind(file.elf) != ELF_K_ELF) {
+    return fail(make_error(ErrorCode::parse_error, path, "cannot measure this program because it is not an ELF file",
+                           "pass the program itself, not a script or wrapper (for a script: heapgate record -- "
+                           "/bin/sh SCRIPT records the shell too)"));
+  }
+  std::size_t headers = 0;
+  if (elf_getphdrnum(file.elf, &headers) == 0) {
+    for (std::size_t i = 0; i < headers; ++i) {
+      GElf_Phdr header;
+      if (gelf_getphdr(file.elf, static_cast<int>(i), &header) != nullptr && header.p_type == PT_INTERP) {
+        facts.dynamic = true;
+      }
+    }
+  }
+  for (Elf_Scn* section = elf_nextscn(file.elf, nullptr); section != nullptr;
+       section = elf_nextscn(file.elf, section)) {
+    GElf_Shdr header;
+    if (gelf_getshdr(section, &header) == nullptr || header.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(section, nullptr);
+    if (data == nullptr) continue;
+    const std::size_t count = header.sh_size / header.sh_entsize;
+    if (header.sh_type == SHT_DYNAMIC) {
+      for (std::size_t i = 0; i < count && facts.own_allocator.empty(); ++i) {
+        GElf_Dyn entry;
+        if (gelf_getdyn(data, static_cast<int>(i), &entry) == nullptr || entry.d_tag != DT_NEEDED) continue;
+        const char* needed = elf_strptr(file.elf, header.sh_link, entry.d_un.d_val);
+        const std::string_view name = needed != nullptr ? needed : "";
+        for (std::string_view replacing : {"libasan", "libtcmalloc", "libmimalloc", "libhwasan", "libmsan"}) {
+          if (name.rfind(replacing, 0) == 0) facts.own_allocator = std::string(name);
+        }
+      }
+    } else if (header.sh_type == SHT_DYNSYM || header.sh_type == SHT_SYMTAB) {
+      for (std::size_t i = 0; i < count && facts.own_allocator.empty(); ++i) {
+        GElf_Sym symbol;
+        if (gelf_getsym(data, static_cast<int>(i), &symbol) == nullptr || symbol.st_shndx == SHN_UNDEF) continue;
+        const char* name = elf_strptr(file.elf, header.sh_link, symbol.st_name);
+        if (name == nullptr) continue;
+        // A sanitizer linked statically (clang's default) defines its runtime's entry.
+        if (std::strcmp(name, "__asan_init") == 0) facts.own_allocator = "AddressSanitizer";
+        if (std::strcmp(name, "__msan_init") == 0) facts.own_allocator = "MemorySanitizer";
+        if (std::strcmp(name, "tc_malloc") == 0) facts.own_allocator = "tcmalloc";
+        // An exported malloc of the program's own is what every library would call.
+        if (header.sh_type == SHT_DYNSYM && std::strcmp(name, "malloc") == 0 &&
+            GELF_ST_TYPE(symbol.st_info) == STT_FUNC) {
+          facts.own_allocator = "malloc defined in the program";
+        }
+      }
+    }
+  }
+  return facts;
 }
 
 std::optional<std::string> find_system_jemalloc() {

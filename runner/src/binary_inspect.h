@@ -27,6 +27,18 @@ Result<JemallocLinkage> jemalloc_linkage(const std::string& path);
 /// multiarch directory on Debian), else the usual library directories.
 std::optional<std::string> find_system_jemalloc();
 
+/// What `heapgate record` must know of a program before preloading into it.
+struct ProgramFacts {
+  bool dynamic = false;  ///< has a program interpreter (PT_INTERP): the dynamic loader runs it
+  bool set_id = false;   ///< setuid or setgid: the loader ignores LD_PRELOAD for it
+  std::string
+      own_allocator;  ///< the library or tool that replaces malloc ("AddressSanitizer", "libtcmalloc.so.4"), or ""
+};
+
+/// Reads `path`'s program headers, dynamic section and dynamic symbols.
+/// Errors: `io_error` (cannot open), `parse_error` (not an ELF file).
+Result<ProgramFacts> inspect_program(const std::string& path);
+
 /// True when the file contains the GoogleTest plugin (the string of its
 /// internal re-run flag): such binaries understand --heapgate_* flags.
 bool has_heapgate_plugin(const std::string& path);

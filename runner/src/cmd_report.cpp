@@ -14,6 +14,8 @@
 #include "heapgate/gate.h"
 #include "heapgate/pprof.h"
 #include "heapgate/profile.h"
+#include "heapgate/recording.h"
+#include "heapgate/recording_html.h"
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"
 #include "heapgate/symbolizer.h"
@@ -94,7 +96,46 @@ Result<std::size_t> write_pprof_files(const std::vector<Report>& reports, const 
   return written;
 }
 
+// `heapgate report DIR` of a recording (heapgate record): its page, by
+// default DIR/report.html, and with --pprof each profile as pprof.
+int run_recording_report(const ReportOptions& options) {
+  auto recording = read_recording(options.action);
+  if (!recording) return bad_input(recording.error());
+  Symbolizer symbols;
+  auto analysis = analyze_recording(*recording, symbols);
+  if (!analysis) return bad_input(analysis.error());
+  if (!options.pprof_dir.empty()) {
+    if (!pprof_supported()) return bad_input(to_pprof(ProfileDiff{}).error());
+    std::error_code ec;
+    std::filesystem::create_directories(options.pprof_dir, ec);
+    for (const RecordedProcess& p : recording->processes) {
+      for (const std::string& name : p.profiles) {
+        const std::string path = (std::filesystem::path(p.dir) / name).string();
+        auto profile = read_profile(path);
+        if (!profile) return bad_input(profile.error());
+        if (auto ready = prepare_symbols(path, *profile, symbols); !ready) return bad_input(ready.error());
+        PprofOptions pprof;
+        pprof.comment = "heapgate record: pid " + std::to_string(p.pid) + ", " + name;
+        auto bytes = to_pprof(*profile, symbols, pprof);
+        if (!bytes) return bad_input(bytes.error());
+        const std::string stem = name.substr(0, name.size() - std::string(".heap").size());
+        const std::string out =
+            (std::filesystem::path(options.pprof_dir) / (std::to_string(p.pid) + "." + stem + ".pb.gz")).string();
+        if (auto saved = sys::write_file_atomic(out, *bytes); !saved) return bad_input(saved.error());
+        std::fprintf(stderr, "heapgate report: wrote %s\n", out.c_str());
+      }
+    }
+  }
+  const std::string output =
+      options.output.empty() ? (std::filesystem::path(options.action) / "report.html").string() : options.output;
+  auto written = emit(output, recording_to_html(*recording, *analysis));
+  if (!written) return bad_input(written.error());
+  std::fprintf(stderr, "heapgate report: wrote %s\n", output.c_str());
+  return exit_status(GateExit::ok);
+}
+
 int run_report(ReportOptions options) {
+  if (options.inputs.empty() && is_recording(options.action)) return run_recording_report(options);
   // `heapgate report R.json --pprof DIR`: no action, only the pprof files.
   const bool pprof_only = !options.pprof_dir.empty() && kActions.count(options.action) == 0;
   if (pprof_only) {
@@ -163,7 +204,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
       "--pprof DIR writes the failing tests' heap profiles as pprof files.");
   report
       ->add_option("action", options->action,
-                   "merge, junit, markdown or html (one page, flame graphs inline); may be left out with --pprof")
+                   "merge, junit, markdown or html (one page, flame graphs inline); may be left out with --pprof; "
+                   "or the DIR of heapgate record (its page goes to DIR/report.html unless -o)")
       ->required();
   report->add_option("reports", options->inputs, "Report files (.json or a report directory)");
   report->add_option("-o,--output", options->output, "Write to FILE (atomically) instead of stdout");

@@ -25,5 +25,6 @@ void add_report_command(CLI::App& app, int& exit_code);   // cmd_report.cpp
 void add_diff_command(CLI::App& app, int& exit_code);     // cmd_diff.cpp
 void add_fetch_command(CLI::App& app, int& exit_code);    // cmd_fetch.cpp
 void add_bench_command(CLI::App& app, int& exit_code);    // cmd_bench.cpp
+void add_record_command(CLI::App& app, int& exit_code);   // cmd_record.cpp
 
 }  // namespace heapgate::runner

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   add_diff_command(app, exit_code);
   add_fetch_command(app, exit_code);
   add_bench_command(app, exit_code);
+  add_record_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

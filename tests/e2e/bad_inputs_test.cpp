@@ -230,7 +230,7 @@ class BadInputs : public ::testing::Test {
 TEST_F(BadInputs, BI01_NoVerb) {
   expect_refused(heapgate_cli({}), 2,
                  "heapgate: a subcommand is required; fix: name a command: run, compare, accept, report, diff, "
-                 "fetch, bench (heapgate --help)");
+                 "fetch, bench, record (heapgate --help)");
 }
 
 TEST_F(BadInputs, BI02_MistypedVerb) {
@@ -241,7 +241,7 @@ TEST_F(BadInputs, BI02_MistypedVerb) {
 TEST_F(BadInputs, BI03_UnknownVerb) {
   expect_refused(heapgate_cli({"frobnicate"}), 2,
                  "heapgate: unknown command \"frobnicate\"; fix: use one of run, compare, accept, report, diff, "
-                 "fetch, bench (heapgate --help lists them)");
+                 "fetch, bench, record (heapgate --help lists them)");
 }
 
 TEST_F(BadInputs, BI04_MistypedOption) {
@@ -1011,6 +1011,87 @@ TEST_F(BadInputs, BI89_ReportDirectoryUncreatable) {
     ASSERT_NE(at, std::string::npos) << *stream;
     EXPECT_EQ(stream->find("cannot create the report directory", at + said.size()), std::string::npos) << *stream;
   }
+}
+
+// ---- heapgate record: programs it cannot measure, and where it writes.
+
+TEST_F(BadInputs, BI90_RecordStaticProgram) {
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec", "--", HEAPGATE_RECORD_STATIC}), 2,
+                 std::string("heapgate record: ") + HEAPGATE_RECORD_STATIC +
+                     ": cannot measure this program because it is statically linked (there is no dynamic loader to "
+                     "preload heapgate into); fix: build it dynamically linked, or link heapgate::measure into it and "
+                     "use ProfileScope");
+}
+
+TEST_F(BadInputs, BI91_RecordSetuidProgram) {
+  const std::string copy = dir_ + "/setuid_program";
+  std::filesystem::copy_file(HEAPGATE_RECORD_LEAK, copy);
+  ASSERT_EQ(::chmod(copy.c_str(), 04755), 0);
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec", "--", copy}), 2,
+                 "heapgate record: " + copy +
+                     ": cannot measure this program because it is setuid or setgid (the loader ignores LD_PRELOAD for "
+                     "it); fix: record a copy without the set-id bit");
+}
+
+TEST_F(BadInputs, BI92_RecordNotAnElfFile) {
+  const std::string script = dir_ + "/script.sh";
+  write(script, "#!/bin/sh\nexit 0\n");
+  ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec", "--", script}), 2,
+                 "heapgate record: " + script +
+                     ": cannot measure this program because it is not an ELF file; fix: pass the program itself, not "
+                     "a script or wrapper (for a script: heapgate record -- /bin/sh SCRIPT records the shell too)");
+}
+
+TEST_F(BadInputs, BI93_RecordMissingProgram) {
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec", "--", dir_ + "/nope"}), 2,
+                 "heapgate record: " + dir_ + "/nope: no such program; fix: check the path (build the program first)");
+}
+
+TEST_F(BadInputs, BI94_RecordDirectoryNotWritable) {
+  write(dir_ + "/file", "a file where the recording's directory should go");
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/file/rec", "--", HEAPGATE_RECORD_LEAK}), 2,
+                 "heapgate record: -o " + dir_ +
+                     "/file/rec: cannot write there: Not a directory; fix: give a directory you can write to");
+}
+
+TEST_F(BadInputs, BI95_RecordAddressSanitizerProgram) {
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec", "--", HEAPGATE_RECORD_ASAN}), 2,
+                 std::string("heapgate record: ") + HEAPGATE_RECORD_ASAN +
+                     ": cannot measure this program because it installs its own malloc (libasan.so.8), which "
+                     "heapgate's preloaded jemalloc cannot replace; fix: build it without the sanitizer or allocator "
+                     "(heapgate measures jemalloc's allocations)");
+}
+
+TEST_F(BadInputs, BI96_RecordProgramWithItsOwnMalloc) {
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec", "--", HEAPGATE_RECORD_OWN_MALLOC}), 2,
+                 std::string("heapgate record: ") + HEAPGATE_RECORD_OWN_MALLOC +
+                     ": cannot measure this program because it installs its own malloc (malloc defined in the "
+                     "program), which heapgate's preloaded jemalloc cannot replace; fix: build it without the "
+                     "sanitizer or allocator (heapgate measures jemalloc's allocations)");
+}
+
+TEST_F(BadInputs, BI97_RecordSnapshotsInCountersMode) {
+  expect_refused(heapgate_cli({"record", "--mode", "counters", "--snapshot-every", "1s", "-o", dir_ + "/rec", "--",
+                               HEAPGATE_RECORD_LEAK}),
+                 2,
+                 "heapgate record: --snapshot-every and --snapshot-signal need --mode exact (counters keeps no "
+                 "stacks); fix: drop --mode counters");
+}
+
+TEST_F(BadInputs, BI98_RecordWithoutProgram) {
+  expect_refused(heapgate_cli({"record", "-o", dir_ + "/rec"}), 2,
+                 "heapgate record: no program; fix: heapgate record [--mode exact|counters] [-o DIR] -- PROGRAM "
+                 "[ARGS...]");
+}
+
+TEST_F(BadInputs, BI99_RecordIntoAnotherDirectory) {
+  write(dir_ + "/notes.txt", "someone's files");
+  expect_refused(heapgate_cli({"record", "-o", dir_, "--", HEAPGATE_RECORD_LEAK}), 2,
+                 "heapgate record: -o " + dir_ +
+                     ": not empty and not an earlier recording; fix: give a new or empty directory (an earlier "
+                     "recording's is replaced)");
+  EXPECT_TRUE(sys::exists(dir_ + "/notes.txt"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstddef>
@@ -585,6 +586,20 @@ WindowResult peek_window(int window) noexcept {
   if (window < 0 || window >= kMaxWindows) return {};
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   return sum_window_locked(window);
+}
+
+bool try_peek_window(int window, int wait_ms, WindowResult* result, CountedTotals* totals) noexcept {
+  if (window < 0 || window >= kMaxWindows) return false;
+  for (int waited_us = 0; !g_registry_mutex.try_lock(); waited_us += 100) {
+    if (waited_us >= wait_ms * 1000) return false;
+    const timespec pause{0, 100 * 1000};
+    ::nanosleep(&pause, nullptr);
+  }
+  *result = sum_window_locked(window);
+  const Totals sum = all_threads_locked();
+  *totals = CountedTotals{sum.allocations, sum.deallocations, sum.allocated_bytes};
+  g_registry_mutex.unlock();
+  return true;
 }
 
 WindowResult close_window(int window) noexcept {

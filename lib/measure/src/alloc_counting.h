@@ -75,6 +75,10 @@ std::uint32_t window_epoch(int window) noexcept;
 /// did have closed since).
 std::optional<ReleasedBlocks> released_since_close(std::uint32_t epoch) noexcept;
 inline constexpr int kMaxWindows = 64;
+/// peek_window() and counted_totals() at one moment, for a fatal signal's
+/// handler: false, and nothing read, when the counting's lock stayed held
+/// for `wait_ms` (the interrupted code may be the holder).
+bool try_peek_window(int window, int wait_ms, WindowResult* result, CountedTotals* totals) noexcept;
 
 /// Take and release every lock the counting may take. Registered as fork()
 /// handlers, so that a child never inherits a lock held by a thread it does

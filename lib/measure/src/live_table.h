@@ -38,6 +38,12 @@ class LiveTable {
     }
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+  bool try_lock() noexcept { return !locked_.exchange(true, std::memory_order_acquire); }
+
+  // Unmap a table once it has been copied into a larger one (see grow()):
+  // for a table that lives as long as the process (`heapgate record`), where
+  // the memory matters more than a few TLB flushes.
+  void release_old_tables(bool on) noexcept { release_old_ = on; }
 
   // Both under lock().
   void insert(Entry entry) noexcept {
@@ -109,11 +115,12 @@ class LiveTable {
     // again): unmapping it flushes the TLB of every CPU the process ran on,
     // and on the virtualized machine of docs/performance.md those flushes
     // were most of a 200k-block test's `counters` overhead.
-    (void)old;
+    if (release_old_ && old != nullptr) ::munmap(old, old_capacity * sizeof(Entry));
     return true;
   }
 
   std::atomic<bool> locked_{false};
+  bool release_old_ = false;
   Entry* slots_ = nullptr;
   std::size_t capacity_ = 0;
   std::size_t count_ = 0;

@@ -3,6 +3,7 @@
 #include "stack_capture.h"
 
 #include <sys/mman.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "heapgate/sys.h"
 #include "heapgate/unwinder.h"
 #include "live_table.h"
+#include "raw_writer.h"
 
 namespace heapgate::detail {
 
@@ -95,6 +97,24 @@ LiveTable<PointerEntry> g_pointers;
 MappedArray<void*> g_frames;
 MappedArray<CapturedStack> g_stacks;
 MappedArray<std::uint32_t> g_index;  // open addressing over g_stacks: id + 1, 0 = empty
+// The recording's totals and the copy of its live counts at the peak
+// (track_peak_stacks), all under g_pointers' lock.
+struct PeakCounts {
+  std::int64_t live_allocations;
+  std::int64_t live_bytes;
+};
+bool g_track_peak = false;
+std::int64_t g_live_allocations = 0;
+std::int64_t g_live_bytes = 0;
+std::uint64_t g_allocations = 0;
+std::uint64_t g_allocated_bytes = 0;
+std::int64_t g_peak_bytes = 0;
+std::int64_t g_peak_copy_bytes = 0;
+std::int64_t g_peak_copy_allocations = 0;
+MappedArray<PeakCounts> g_peak;  // by stack id; stacks interned after the copy held nothing then
+// This thread holds g_pointers' lock: a signal handler on it must not wait for it.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_holds_lock = false;
+
 // Set before g_capturing turns on; always the same function once set.
 std::atomic<BacktraceFn> g_backtrace{nullptr};
 
@@ -153,6 +173,104 @@ void clear_locked() noexcept {
   g_frames.release();
   g_stacks.release();
   g_index.release();
+  g_peak.release();
+  g_live_allocations = g_live_bytes = g_peak_bytes = g_peak_copy_bytes = g_peak_copy_allocations = 0;
+  g_allocations = g_allocated_bytes = 0;
+}
+
+// Under the lock, after every allocation. A new copy only past 1/256 above
+// the last: a growing heap copies the table O(log(peak)) times, not per block.
+void note_live_locked() noexcept {
+  if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
+  if (!g_track_peak || g_live_bytes <= g_peak_copy_bytes + g_peak_copy_bytes / 256) return;
+  if (!g_peak.resize(g_stacks.size())) return;  // out of memory: the older copy stays
+  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+    g_peak[id] = PeakCounts{g_stacks[id].live_allocations, g_stacks[id].live_bytes};
+  }
+  g_peak_copy_bytes = g_live_bytes;
+  g_peak_copy_allocations = g_live_allocations;
+}
+
+std::uint64_t non_negative(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
+
+CaptureTotals totals_locked() noexcept {
+  return CaptureTotals{non_negative(g_live_allocations),
+                       non_negative(g_live_bytes),
+                       g_allocations,
+                       g_allocated_bytes,
+                       non_negative(g_peak_bytes),
+                       non_negative(g_peak_copy_bytes),
+                       non_negative(g_peak_copy_allocations)};
+}
+
+// A stack's two columns in `view`.
+Counts view_counts(CaptureView view, std::size_t id) noexcept {
+  const CapturedStack& r = g_stacks[id];
+  switch (view) {
+    case CaptureView::live:
+      return Counts{non_negative(r.live_allocations), non_negative(r.live_bytes), r.allocations, r.allocated_bytes};
+    case CaptureView::allocations:
+      return Counts{r.allocations, r.allocated_bytes, r.allocations, r.allocated_bytes};
+    case CaptureView::peak:
+      break;
+  }
+  if (id >= g_peak.size()) return Counts{};
+  const PeakCounts& p = g_peak[id];
+  return Counts{non_negative(p.live_allocations), non_negative(p.live_bytes), non_negative(p.live_allocations),
+                non_negative(p.live_bytes)};
+}
+
+void put_counts(RawWriter& out, const Counts& c) noexcept {
+  out.put("  t*: ");
+  out.number(c.live_objects);
+  out.put(": ");
+  out.number(c.live_bytes);
+  out.put(" [");
+  out.number(c.accum_objects);
+  out.put(": ");
+  out.number(c.accum_bytes);
+  out.put("]\n");
+}
+
+// Under the lock: the profile write_profile() would write for these counts.
+bool write_view_locked(int fd, CaptureView view) noexcept {
+  RawWriter out(fd);
+  Counts total;
+  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+    const Counts c = view_counts(view, id);
+    total.live_objects += c.live_objects;
+    total.live_bytes += c.live_bytes;
+    total.accum_objects += c.accum_objects;
+    total.accum_bytes += c.accum_bytes;
+  }
+  out.put("heap_v2/1\n");
+  put_counts(out, total);
+  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+    const Counts c = view_counts(view, id);
+    // The peak's copy leaves out stacks that held nothing then.
+    if (view == CaptureView::peak && c.live_objects == 0) continue;
+    const CapturedStack& r = g_stacks[id];
+    out.put('@');
+    for (std::uint32_t f = 0; f < r.depth; ++f) {
+      const auto frame = reinterpret_cast<std::uintptr_t>(g_frames[r.first_frame + f]);
+      out.put(frame == 0 ? " " : " 0x");
+      out.number(frame, 16);
+    }
+    out.put('\n');
+    put_counts(out, c);
+  }
+  out.put("\nMAPPED_LIBRARIES:\n");
+  out.copy_file("/proc/self/maps");
+  return out.flush();
+}
+
+bool lock_within(int wait_ms) noexcept {
+  for (int waited_us = 0;; waited_us += 100) {
+    if (g_pointers.try_lock()) return true;
+    if (waited_us >= wait_ms * 1000) return false;
+    const timespec pause{0, 100 * 1000};
+    ::nanosleep(&pause, nullptr);
+  }
 }
 
 }  // namespace
@@ -200,14 +318,22 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller) noexcept {
   const int depth = std::min(got - first, kMaxFrames);
   if (depth <= 0) return;
   Locked lock(g_pointers);
+  t_holds_lock = true;
   std::uint32_t id = 0;
-  if (!intern(frames + first, depth, &id)) return;  // out of memory: the block goes unrecorded
-  CapturedStack& record = g_stacks[id];
-  ++record.allocations;
-  record.allocated_bytes += usize;
-  ++record.live_allocations;
-  record.live_bytes += static_cast<std::int64_t>(usize);
-  g_pointers.insert(PointerEntry{reinterpret_cast<std::uintptr_t>(ptr), id, pack_size(usize)});
+  if (intern(frames + first, depth, &id)) {
+    CapturedStack& record = g_stacks[id];
+    ++record.allocations;
+    record.allocated_bytes += usize;
+    ++record.live_allocations;
+    record.live_bytes += static_cast<std::int64_t>(usize);
+    g_pointers.insert(PointerEntry{reinterpret_cast<std::uintptr_t>(ptr), id, pack_size(usize)});
+    ++g_allocations;
+    g_allocated_bytes += usize;
+    ++g_live_allocations;
+    g_live_bytes += static_cast<std::int64_t>(usize);
+    note_live_locked();
+  }  // else out of memory: the block goes unrecorded
+  t_holds_lock = false;
 }
 
 void lock_stack_capture_for_fork() noexcept { g_pointers.lock(); }
@@ -215,11 +341,35 @@ void unlock_stack_capture_after_fork() noexcept { g_pointers.unlock(); }
 
 void capture_dalloc(void* ptr) noexcept {
   Locked lock(g_pointers);
+  t_holds_lock = true;
   PointerEntry entry;
-  if (!g_pointers.erase(reinterpret_cast<std::uintptr_t>(ptr), &entry)) return;
+  if (!g_pointers.erase(reinterpret_cast<std::uintptr_t>(ptr), &entry)) {
+    t_holds_lock = false;
+    return;
+  }
   CapturedStack& record = g_stacks[entry.stack];
+  const auto size = static_cast<std::int64_t>(unpack_size(entry.size));
   --record.live_allocations;
-  record.live_bytes -= static_cast<std::int64_t>(unpack_size(entry.size));
+  record.live_bytes -= size;
+  --g_live_allocations;
+  g_live_bytes -= size;
+  t_holds_lock = false;
+}
+
+void track_peak_stacks(bool on) noexcept {
+  g_track_peak = on;
+  g_pointers.release_old_tables(on);
+}
+
+bool write_capture_view(int fd, CaptureView view, int lock_wait_ms, CaptureTotals* totals) noexcept {
+  // A signal that interrupted this thread inside the lock: the tables are
+  // this thread's to read, and waiting would never end.
+  const bool take = !t_holds_lock;
+  if (take && !lock_within(lock_wait_ms)) return false;
+  if (totals != nullptr) *totals = totals_locked();
+  const bool ok = write_view_locked(fd, view);
+  if (take) g_pointers.unlock();
+  return ok;
 }
 
 Result<void> write_captured_profile(const std::string& path) {

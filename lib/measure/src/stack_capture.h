@@ -44,6 +44,41 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller) noexcept;
 /// From the counting: a block freed; counts only if it was recorded.
 void capture_dalloc(void* ptr) noexcept;
 
+/// Whole-process recording (`heapgate record`, recording.cpp) also keeps the
+/// stacks that hold memory at the peak: whenever the live bytes of all
+/// stacks pass the last copy's total by more than 1/256, the per-stack live
+/// counts are copied, so the copy is within 0.4% of the true peak. Off for
+/// ProfileScope, which has no use for it. Set before begin_stack_capture().
+void track_peak_stacks(bool on) noexcept;
+
+/// What the recording holds now, summed over its stacks.
+struct CaptureTotals {
+  std::uint64_t live_allocations = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t allocated_bytes = 0;
+  /// The highest live_bytes reached, exact (every change is made under one lock).
+  std::uint64_t peak_bytes = 0;
+  /// live_bytes of the stacks copied at the peak (peak_bytes / 1.004 or more).
+  std::uint64_t peak_copy_bytes = 0;
+  std::uint64_t peak_copy_allocations = 0;
+};
+
+/// Which counts write_capture_view() writes as a profile's columns.
+enum class CaptureView {
+  live,         ///< live blocks now, and every allocation (as write_captured_profile)
+  allocations,  ///< every allocation in both columns: what any viewer's default shows
+  peak,         ///< the copy taken at the peak in both columns
+};
+
+/// Writes the recording as a heap_v2 profile (the bytes write_captured_profile
+/// writes for `live`) to `fd` without allocating: from a fatal signal's
+/// handler the interrupted code may hold the allocator's locks. Returns false
+/// on a write error, or when the recording's lock stayed held by another
+/// thread for `lock_wait_ms`. `totals` (optional) receives the totals taken
+/// under the same lock.
+bool write_capture_view(int fd, CaptureView view, int lock_wait_ms, CaptureTotals* totals) noexcept;
+
 /// Hold and release the recording's lock around fork() (alloc_counting.cpp).
 void lock_stack_capture_for_fork() noexcept;
 void unlock_stack_capture_after_fork() noexcept;
