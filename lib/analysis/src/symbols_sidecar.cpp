@@ -51,7 +51,8 @@ Result<void> write_symbols_sidecar(const std::string& profile_path, const Profil
   });
   json doc = json{{"schema", kSymbolsSchema}, {"locations", std::move(locations)}};
   return sys::write_file_atomic(symbols_sidecar_path(profile_path),
-                                doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+                                doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n",
+                                sys::Durability::process_crash);
 }
 
 Result<bool> load_symbols_sidecar(const std::string& profile_path, const Profile& profile, Symbolizer& symbolizer) {

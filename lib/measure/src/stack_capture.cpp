@@ -396,7 +396,7 @@ Result<void> write_captured_profile(const std::string& path) {
       profile.totals.accum_bytes += out.counts.accum_bytes;
     }
   }
-  return sys::write_file_atomic(path, write_profile(profile));
+  return sys::write_file_atomic(path, write_profile(profile), sys::Durability::process_crash);
 }
 
 }  // namespace heapgate::detail

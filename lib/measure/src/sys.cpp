@@ -462,7 +462,7 @@ std::vector<std::string> remove_stale_temp_files(const std::string& path) {
   return removed;
 }
 
-Result<void> write_file_atomic(const std::string& path, const std::string& content) {
+Result<void> write_file_atomic(const std::string& path, const std::string& content, Durability durability) {
   // rename() over a device or a FIFO replaces the node itself: `-o /dev/full`
   // run as root turned /dev/full into a regular file. Only regular files (or
   // nothing yet) are replaced.
@@ -473,7 +473,11 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
                                "writes files by replacing them",
                            "name a regular file to write, or leave out the output option to write to stdout"));
   }
-  if (auto stale = remove_stale_temp_files(path); !stale.empty()) {
+  // The scan reads the whole directory: per test, in a directory of profiles,
+  // it made writing them quadratic. A profile's stale temporary file is
+  // clutter, not a wrong result, so only the durable writes look.
+  if (auto stale = durability == Durability::machine_crash ? remove_stale_temp_files(path) : std::vector<std::string>{};
+      !stale.empty()) {
     std::string names;
     for (const auto& name : stale) names += (names.empty() ? "" : ", ") + name;
     std::fprintf(stderr, "heapgate: removed %zu stale temporary file%s of an interrupted write of %s: %s\n",
@@ -513,7 +517,7 @@ Result<void> write_file_atomic(const std::string& path, const std::string& conte
   mode_t mask = ::umask(0);
   ::umask(mask);
   ::fchmod(fd.fd, 0666 & ~mask);
-  if (::fsync(fd.fd) != 0) return discard(errno, "fsync failed");
+  if (durability == Durability::machine_crash && ::fsync(fd.fd) != 0) return discard(errno, "fsync failed");
   fd.reset();
   if (::rename(tmp_path.c_str(), path.c_str()) != 0) {
     int err = errno;
