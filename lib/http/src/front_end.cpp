@@ -140,6 +140,14 @@ Reply run_handler(const Routes& routes, const RouteRequest& request) {
   }
 }
 
+std::optional<Reply> run_quick_handler(const Routes& routes, const RouteRequest& request) {
+  try {
+    return routes.run_if_quick(request);
+  } catch (const std::exception&) {
+    return std::nullopt;  // run() on a handler thread answers it, 500 if it throws again
+  }
+}
+
 unsigned int whole_seconds(std::chrono::milliseconds d) {
   // libmicrohttpd counts timeouts in whole seconds; 0 would mean none.
   return static_cast<unsigned int>(std::max<long long>(1, (d.count() + 999) / 1000));
@@ -350,6 +358,7 @@ int FrontEnd::request(MHD_Connection* connection, const char* url, const char* m
   if (!deadlines_.arrived(socket->deadline)) return MHD_NO;
   RouteRequest route = route_request(connection, url, method);
   if (auto refused = routes_.refuse(route)) return queue(connection, *exchange, *refused, false);
+  if (auto quick = run_quick_handler(routes_, route)) return queue(connection, *exchange, *quick, false);
   exchange->with_handler = true;
   MHD_suspend_connection(connection);
   Exchange* x = exchange;

@@ -4,7 +4,8 @@
 // and parses requests. One epoll thread holds every connection (a slow or
 // idle client holds no thread); each whole request is checked against the
 // bounds of docs/mesos-protocol.md §7 from its head alone, then answered by
-// detail::Routes on a WorkerPool thread while its connection is suspended.
+// detail::Routes: on a WorkerPool thread while its connection is suspended,
+// or, for /state with its lock free, on the connection thread itself.
 #pragma once
 
 #include <atomic>

@@ -84,6 +84,11 @@ std::optional<Reply> Routes::refuse(const RouteRequest& request) const {
   return reply;
 }
 
+std::optional<Reply> Routes::run_if_quick(const RouteRequest& request) const {
+  if (routes_.find(request.path)->second.handler != Handler::state) return std::nullopt;
+  return profiler_.state_if_free();
+}
+
 Reply Routes::run(const RouteRequest& request) const {
   namespace protocol = http::memory_profiler;
   const Route& route = routes_.find(request.path)->second;

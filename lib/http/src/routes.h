@@ -35,6 +35,11 @@ class Routes {
   /// The route's handler, for a request refuse() let through. May take long
   /// (a jeprof download): never call it on the connection thread.
   Reply run(const RouteRequest& request) const;
+  /// The answer when it is quick and needs no lock another thread holds
+  /// (`/state`, unless a run is starting or dumping): what the connection
+  /// thread may answer itself, sparing the request two thread hand-overs.
+  /// nullopt: run() it on a handler thread.
+  std::optional<Reply> run_if_quick(const RouteRequest& request) const;
 
  private:
   enum class Handler { start, stop, state, statistics, raw, text, graph, heap_profile, folded, flamegraph, pprof, diff };
