@@ -382,7 +382,7 @@ TEST(HttpHardening, LongRequestLineIs414) {
   EXPECT_EQ(res->status, 414);
   EXPECT_EQ(res->body, "URI too long: the request line exceeds 8192 bytes; shorten the path and query.\n");
   // A line that does not end is refused once it fills the connection's
-  // buffer (libmicrohttpd's own 414, 32 KiB), without waiting for its end.
+  // buffer (libmicrohttpd's own 414, 24 KiB), without waiting for its end.
   RawClient client(t.server->port());
   ASSERT_TRUE(client.send("GET /" + std::string(40 * 1024, 'a')));
   auto raw = client.read_response();

@@ -256,10 +256,11 @@ Result<std::unique_ptr<FrontEnd>> FrontEnd::start(const HttpOptions& options, co
   // The cap libmicrohttpd enforces by closing at once; connection_opened
   // answers 503 below it, so a client learns why.
   const auto hard_cap = static_cast<unsigned int>(options.max_connections + 64);
-  // Request line, headers and the read buffer of one connection. Heads up to
-  // the bounds reach check_head(), which names them; beyond this
-  // libmicrohttpd answers 414 or 431 itself.
-  const std::size_t connection_memory = 32 * 1024;
+  // Request line, headers and the read buffer of one connection, allocated
+  // whole as it opens: what an idle kept-alive client costs. It holds a head
+  // well past kMaxHeadBytes with its header records, so check_head() names
+  // the bounds; beyond it libmicrohttpd answers 414 or 431 itself.
+  const std::size_t connection_memory = 24 * 1024;
   FrontEnd* raw = self.get();
   self->daemon_ = MHD_start_daemon(
       flags, 0, nullptr, nullptr, &on_request, raw, MHD_OPTION_LISTEN_SOCKET, *listener,

@@ -111,7 +111,7 @@ Result<HttpOptions> http_options_from_environment();
 class HttpServer {
  public:
   /// The request line, CRLF included; longer is 414 (decided once the line
-  /// has ended, or once it fills the connection's 32 KiB buffer).
+  /// has ended, or once it fills the connection's 24 KiB buffer).
   static constexpr std::size_t kMaxRequestLineBytes = 8192;
   /// The request line and headers; longer (or one header line over 8192) is 431.
   static constexpr std::size_t kMaxHeadBytes = 16384;
