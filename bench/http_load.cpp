@@ -305,8 +305,9 @@ int main(int argc, char** argv) {
     if (c->is_open() && c->get("/memory-profiler/state") == 200) ++still_open;
   }
   Latency with_idle = at_rate(port, 1000, seconds / 2);
-  std::printf("\n| idle clients | answered | served again | server RSS before KiB | after KiB | per client KiB | "
-              "threads before/after | descriptors before/after |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| idle clients | answered | served again | server RSS before KiB | after KiB | per client KiB | "
+      "threads before/after | descriptors before/after |\n|---|---|---|---|---|---|---|---|\n");
   std::printf("| %d | %zu | %zu | %ld | %ld | %.1f | %ld/%ld | %ld/%ld |\n", idle_clients, answered, still_open,
               rss_before, rss_after, static_cast<double>(rss_after - rss_before) / idle_clients, threads_before,
               threads_after, fds_before, fds_after);

@@ -172,8 +172,7 @@ Result<int> listen_on(const std::string& host, int port, int& family) {
   const std::string fix = "pick another port (HEAPGATE_HTTP=127.0.0.1:PORT), or 0 for any free one";
   if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
     return fail(make_error(ErrorCode::io_error, where,
-                           std::string("cannot resolve the host: ") + ::gai_strerror(rc) +
-                               " (not a local address?)",
+                           std::string("cannot resolve the host: ") + ::gai_strerror(rc) + " (not a local address?)",
                            "listen on a local address, e.g. 127.0.0.1"));
   }
   std::string reason = "no address";
@@ -225,8 +224,8 @@ void* on_request_line(void* cls, const char* target, MHD_Connection* connection)
   return static_cast<FrontEnd*>(cls)->request_line(connection, target);
 }
 
-MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method,
-                      const char* version, const char*, std::size_t* upload_size, void** con_cls) {
+MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, const char* method, const char* version,
+                      const char*, std::size_t* upload_size, void** con_cls) {
   auto*& exchange = reinterpret_cast<FrontEnd::Exchange*&>(*con_cls);
   return static_cast<MHD_Result>(
       static_cast<FrontEnd*>(cls)->request(connection, url, method, version, upload_size, exchange));
@@ -263,10 +262,10 @@ Result<std::unique_ptr<FrontEnd>> FrontEnd::start(const HttpOptions& options, co
   const std::size_t connection_memory = 24 * 1024;
   FrontEnd* raw = self.get();
   self->daemon_ = MHD_start_daemon(
-      flags, 0, nullptr, nullptr, &on_request, raw, MHD_OPTION_LISTEN_SOCKET, *listener,
-      MHD_OPTION_CONNECTION_TIMEOUT, whole_seconds(options.idle_timeout), MHD_OPTION_CONNECTION_LIMIT, hard_cap,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, raw,
-      MHD_OPTION_NOTIFY_COMPLETED, &on_completed, raw, MHD_OPTION_URI_LOG_CALLBACK, &on_request_line, raw,
+      flags, 0, nullptr, nullptr, &on_request, raw, MHD_OPTION_LISTEN_SOCKET, *listener, MHD_OPTION_CONNECTION_TIMEOUT,
+      whole_seconds(options.idle_timeout), MHD_OPTION_CONNECTION_LIMIT, hard_cap, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      connection_memory, MHD_OPTION_NOTIFY_CONNECTION, &on_connection, raw, MHD_OPTION_NOTIFY_COMPLETED, &on_completed,
+      raw, MHD_OPTION_URI_LOG_CALLBACK, &on_request_line, raw,
       // Whitespace before a header's colon is a 400 (RFC 9112 §5.1), not a
       // header of another name; a missing Host is tolerated.
       MHD_OPTION_STRICT_FOR_CLIENT, -1, MHD_OPTION_END);
@@ -385,8 +384,8 @@ int FrontEnd::queue(MHD_Connection* connection, Exchange& exchange, const Reply&
     if (fd >= 0) response = MHD_create_response_from_fd64(reply.file->size, fd);
     if (response == nullptr && fd >= 0) ::close(fd);
   } else {
-    response = MHD_create_response_from_buffer(reply.body.size(), const_cast<char*>(reply.body.data()),
-                                               MHD_RESPMEM_MUST_COPY);
+    response =
+        MHD_create_response_from_buffer(reply.body.size(), const_cast<char*>(reply.body.data()), MHD_RESPMEM_MUST_COPY);
   }
   if (response == nullptr) return MHD_NO;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, reply.content_type.c_str());

@@ -77,9 +77,8 @@ std::optional<Reply> Routes::refuse(const RouteRequest& request) const {
   const bool head = route->second.head;
   if (request.method == "GET" || request.method == "POST" || (request.method == "HEAD" && head)) return std::nullopt;
   const char* allow = head ? "GET, HEAD, POST" : "GET, POST";
-  Reply reply = text_reply(405, one_line("Method " + request.method + " is not allowed on " + request.path +
-                                         ": use " + allow + ".") +
-                                    "\n");
+  Reply reply = text_reply(
+      405, one_line("Method " + request.method + " is not allowed on " + request.path + ": use " + allow + ".") + "\n");
   reply.headers.emplace("Allow", allow);
   return reply;
 }

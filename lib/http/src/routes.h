@@ -42,7 +42,20 @@ class Routes {
   std::optional<Reply> run_if_quick(const RouteRequest& request) const;
 
  private:
-  enum class Handler { start, stop, state, statistics, raw, text, graph, heap_profile, folded, flamegraph, pprof, diff };
+  enum class Handler {
+    start,
+    stop,
+    state,
+    statistics,
+    raw,
+    text,
+    graph,
+    heap_profile,
+    folded,
+    flamegraph,
+    pprof,
+    diff
+  };
   struct Route {
     Handler handler;
     /// HEAD runs the GET handler: only where GET changes nothing.
