@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -17,8 +18,15 @@
 
 namespace heapgate::fuzz {
 
+inline std::string check_answers(std::string_view out);
+
 /// Sends `bytes` on a new connection to 127.0.0.1:`port`, ends its sending
-/// side, and returns everything the server wrote until it closed.
+/// side, and returns everything the server wrote until it closed, or until
+/// it has been quiet for 5 ms after whole answers, or for 100 ms after none:
+/// libmicrohttpd 0.9.75 does not always notice that a client shut its side
+/// (after an answered request, or in a request line), and keeps the
+/// connection until its idle timeout. A partial answer is waited for up to
+/// 10 s.
 inline std::string exchange(int port, std::string_view bytes) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
@@ -38,7 +46,14 @@ inline std::string exchange(int port, std::string_view bytes) {
     }
     ::shutdown(fd, SHUT_WR);
     char chunk[16 * 1024];
-    for (;;) {
+    for (int quiet = 0; quiet < 2000;) {
+      pollfd readable{fd, POLLIN, 0};
+      if (::poll(&readable, 1, 5) == 0) {
+        ++quiet;
+        if (received.empty() ? quiet >= 20 : check_answers(received).empty()) break;
+        continue;
+      }
+      quiet = 0;
       ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
       if (n <= 0) break;
       received.append(chunk, static_cast<std::size_t>(n));

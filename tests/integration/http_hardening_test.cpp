@@ -254,6 +254,35 @@ TEST(HttpHardening, IncompleteRequestIs408AtTheDeadline) {
   EXPECT_TRUE(slow.closed_by_server());
 }
 
+// A request line dripped a byte at a time is never silent for the idle
+// timeout; it must arrive within idle_timeout + request_timeout of the
+// connection opening, or the client gets the 408.
+TEST(HttpHardening, DrippedRequestLineIs408) {
+  HttpOptions options;
+  options.idle_timeout = milliseconds(1000);
+  options.request_timeout = milliseconds(1000);
+  TestServer t(options);
+  ASSERT_TRUE(t.server);
+  RawClient slow(t.server->port());
+  const auto start = Clock::now();
+  std::atomic<bool> dripping{true};
+  std::thread drip([&] {
+    const std::string line = "GET /memory-profiler/state?pad=" + std::string(100, 'a');
+    for (std::size_t i = 0; i < line.size() && dripping; ++i) {
+      slow.send(line.substr(i, 1));
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+  });
+  auto res = slow.read_response();
+  dripping = false;
+  drip.join();
+  ASSERT_TRUE(res);
+  EXPECT_GE(elapsed_ms(start), 1990.0);
+  EXPECT_LT(elapsed_ms(start), 4000.0);
+  EXPECT_EQ(res->status, 408);
+  EXPECT_EQ(res->header("Connection"), "close");
+}
+
 // A connection that sends nothing is closed after the idle timeout, silently.
 TEST(HttpHardening, SilentConnectionIsClosed) {
   HttpOptions options;

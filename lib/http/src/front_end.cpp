@@ -231,8 +231,8 @@ MHD_Result on_request(void* cls, MHD_Connection* connection, const char* url, co
       static_cast<FrontEnd*>(cls)->request(connection, url, method, version, upload_size, exchange));
 }
 
-void on_completed(void* cls, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
-  static_cast<FrontEnd*>(cls)->completed(static_cast<FrontEnd::Exchange*>(*con_cls));
+void on_completed(void* cls, MHD_Connection* connection, void** con_cls, MHD_RequestTerminationCode) {
+  static_cast<FrontEnd*>(cls)->completed(connection, static_cast<FrontEnd::Exchange*>(*con_cls));
   *con_cls = nullptr;
 }
 
@@ -324,7 +324,11 @@ FrontEnd::Exchange* FrontEnd::request_line(MHD_Connection* connection, const cha
   return exchange;
 }
 
-void FrontEnd::completed(Exchange* exchange) {
+void FrontEnd::completed(MHD_Connection* connection, Exchange* exchange) {
+  // queue() set the write timeout; the wait for the next request is idle time.
+  if (options_.write_timeout != options_.idle_timeout) {
+    MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, whole_seconds(options_.idle_timeout));
+  }
   if (exchange == nullptr) return;
   if (exchange->socket != nullptr && !exchange->socket->refused) deadlines_.answered(exchange->socket->deadline);
   delete exchange;

@@ -49,7 +49,7 @@ class FrontEnd {
   Exchange* request_line(MHD_Connection* connection, const char* target);
   int request(MHD_Connection* connection, const char* url, const char* method, const char* version,
               std::size_t* upload_size, Exchange*& exchange);
-  void completed(Exchange* exchange);
+  void completed(MHD_Connection* connection, Exchange* exchange);
 
  private:
   FrontEnd(const HttpOptions& options, const Routes& routes);
