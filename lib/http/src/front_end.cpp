@@ -4,14 +4,18 @@
 
 #include <netdb.h>
 #include <netinet/in.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include <microhttpd.h>
 
@@ -39,6 +43,9 @@ struct FrontEnd::Exchange {
 
 namespace {
 
+// One header line, CRLF included (docs/mesos-protocol.md §7).
+constexpr std::size_t kMaxHeaderLineBytes = 8192;
+
 Reply plain(int status, std::string body) {
   Reply reply;
   reply.status = status;
@@ -63,11 +70,12 @@ struct HeadFacts {
 
 MHD_Result collect_head_facts(void* cls, MHD_ValueKind, const char* key, const char* value) {
   auto& facts = *static_cast<HeadFacts*>(cls);
-  const std::string_view name = key != nullptr ? key : "";
-  const std::string_view text = value != nullptr ? value : "";
-  facts.longest_line = std::max(facts.longest_line, name.size() + 2 + text.size() + 2);
-  if (strcasecmp(std::string(name).c_str(), "Content-Length") == 0) facts.content_lengths.emplace_back(text);
-  if (strcasecmp(std::string(name).c_str(), "Transfer-Encoding") == 0) facts.transfer_encoding = true;
+  const char* name = key != nullptr ? key : "";
+  const char* text = value != nullptr ? value : "";
+  // "Name: value" and its CRLF; libmicrohttpd dropped the blanks around the value.
+  facts.longest_line = std::max(facts.longest_line, std::strlen(name) + 2 + std::strlen(text) + 2);
+  if (::strcasecmp(name, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) facts.content_lengths.emplace_back(text);
+  if (::strcasecmp(name, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) facts.transfer_encoding = true;
   return MHD_YES;
 }
 
@@ -92,11 +100,10 @@ std::optional<Reply> check_head(MHD_Connection* connection, const char* method, 
   HeadFacts facts;
   MHD_get_connection_values(connection, MHD_HEADER_KIND, &collect_head_facts, &facts);
   const MHD_ConnectionInfo* size = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-  if ((size != nullptr && size->header_size > HttpServer::kMaxHeadBytes) ||
-      facts.longest_line > HttpServer::kMaxRequestLineBytes) {
+  if ((size != nullptr && size->header_size > HttpServer::kMaxHeadBytes) || facts.longest_line > kMaxHeaderLineBytes) {
     return plain(431, "Request header fields too large: the request line and headers exceed " +
                           std::to_string(HttpServer::kMaxHeadBytes) + " bytes, or one header line " +
-                          std::to_string(HttpServer::kMaxRequestLineBytes) + "; send fewer or shorter headers.\n");
+                          std::to_string(kMaxHeaderLineBytes) + "; send fewer or shorter headers.\n");
   }
   // Refused rather than decoded: the endpoints take no body, and a body
   // framed two ways is how requests are smuggled past proxies.
