@@ -13,7 +13,8 @@ packages=(
   libbenchmark-dev               # heapgate::benchmark and bench/
   nlohmann-json3-dev             # JSON reports and baselines
   libpugixml-dev                 # JUnit reports
-  libcpp-httplib-dev             # embedded /memory-profiler endpoints
+  libcpp-httplib-dev             # heapgate fetch, the /memory-profiler client
+  libmicrohttpd-dev              # the embedded /memory-profiler server (GNU libmicrohttpd)
   libdw-dev libelf-dev           # symbolization (elfutils)
   libunwind8                     # exact mode records stacks with it (dlopened at run time; optional)
   libcli11-dev                   # runner command line

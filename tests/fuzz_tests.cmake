@@ -9,14 +9,16 @@
 #
 # HEAPGATE_FUZZ defaults to ON when clang++ can link -fsanitize=fuzzer; the
 # probe compiles one tiny target at configure time, once (cached).
-# The HTTP target's way in, detail::InMemoryServer, answers as the real
-# server does on loopback (built with this build's compiler, label `http`).
+# The HTTP target's seeds through the real server, with the target's own
+# exchange and property (tests/fuzz/http_exchange.h), built with this build's
+# compiler (label `http`).
 if(TARGET heapgate::http)
-  heapgate_add_test(http_in_memory_test
-    SOURCES integration/http_in_memory_test.cpp
+  heapgate_add_test(http_fuzz_seeds_test
+    SOURCES integration/http_fuzz_seeds_test.cpp
     LIBRARIES heapgate::http
+    DEFINITIONS "HEAPGATE_HTTP_SEEDS=\"${PROJECT_SOURCE_DIR}/tests/fuzz/corpus/http_request\""
     LABELS http fuzz)
-  target_include_directories(http_in_memory_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/http/src)
+  target_include_directories(http_fuzz_seeds_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/fuzz)
 endif()
 
 find_program(HEAPGATE_FUZZ_CXX NAMES clang++ clang++-14)

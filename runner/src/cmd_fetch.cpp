@@ -197,9 +197,9 @@ int run_fetch(const FetchOptions& options) {
 
 int run_fetch(const FetchOptions&) {
   // bad_input() adds the "heapgate: " prefix; the command is named once, after it.
-  return bad_input(make_error(ErrorCode::unavailable, "fetch",
-                              "this heapgate was built without HTTP support (HEAPGATE_BUILD_HTTP=OFF)",
-                              "reconfigure with -DHEAPGATE_BUILD_HTTP=ON (apt-get install libcpp-httplib-dev)"));
+  return bad_input(make_error(
+      ErrorCode::unavailable, "fetch", "this heapgate was built without HTTP support (HEAPGATE_BUILD_HTTP=OFF)",
+      "reconfigure with -DHEAPGATE_BUILD_HTTP=ON (apt-get install libcpp-httplib-dev libmicrohttpd-dev)"));
 }
 
 #endif

@@ -901,10 +901,14 @@ TEST_F(BadInputs, BI80_HttpMethodNotAllowed) {
 TEST_F(BadInputs, BI81_HttpBadRequestLine) {
   testing::TestServer t;
   ASSERT_TRUE(t.server);
-  auto answer = raw_exchange(t.server->port(), "GET /memory-profiler/state HTTP/2.0\r\n\r\n");
+  // libmicrohttpd's parser refuses it, with its own one-line answer.
+  auto answer = raw_exchange(t.server->port(), "GET /memory-profiler/state\r\n\r\n");
   ASSERT_TRUE(answer);
   EXPECT_EQ(answer->status, 400);
-  EXPECT_EQ(answer->body, "Bad request line: send 'METHOD /path HTTP/1.1' ending in CRLF.\n");
+  EXPECT_NE(answer->body.find("Your HTTP request was syntactically incorrect."), std::string::npos) << answer->body;
+  auto newer = raw_exchange(t.server->port(), "GET /memory-profiler/state HTTP/2.0\r\n\r\n");
+  ASSERT_TRUE(newer);
+  EXPECT_EQ(newer->status, 505);
 }
 
 TEST_F(BadInputs, BI82_HttpHeadNeverStarts) {

@@ -329,7 +329,11 @@ Reply MemoryProfiler::stop() {
   return json_reply(body);
 }
 
-Reply MemoryProfiler::state() {
+Reply MemoryProfiler::state() { return *state_taking_lock(true); }
+
+std::optional<Reply> MemoryProfiler::state_if_free() { return state_taking_lock(false); }
+
+std::optional<Reply> MemoryProfiler::state_taking_lock(bool wait) {
   nlohmann::json body;
   const bool detected = jemalloc_detected();
   if (detected) {
@@ -345,7 +349,12 @@ Reply MemoryProfiler::state() {
     jemalloc[protocol::kProfilingActiveField] = active ? nlohmann::json(*active) : nlohmann::json(active.error());
     body[protocol::kJemallocField] = jemalloc;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_, std::defer_lock);
+  if (wait) {
+    lock.lock();
+  } else if (!lock.try_lock()) {
+    return std::nullopt;
+  }
   nlohmann::json run;
   if (run_) {
     run[protocol::kIdField] = run_->id;

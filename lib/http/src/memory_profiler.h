@@ -78,6 +78,9 @@ class MemoryProfiler {
   Reply start(const QueryParams& params);
   Reply stop();
   Reply state();
+  /// state(), or nullopt when the state lock is held (a run starting or
+  /// dumping): for a caller that must not wait.
+  std::optional<Reply> state_if_free();
   Reply statistics();
   Reply download(http::memory_profiler::DownloadKind kind, const QueryParams& params);
 
@@ -96,6 +99,8 @@ class MemoryProfiler {
   };
 
   bool jemalloc_detected() const;
+  // state() and state_if_free(): waits for the state lock, or gives up.
+  std::optional<Reply> state_taking_lock(bool wait);
   void timer_loop();
   // Both need mutex_ held.
   void stop_and_dump_locked();

@@ -36,22 +36,23 @@ struct HttpOptions {
   /// jeprof is killed after this long (the download then fails with Mesos' 400).
   std::chrono::milliseconds jeprof_timeout = std::chrono::minutes(5);
 
-  // ---- The HTTP front end (docs/mesos-protocol.md §7). A connection waits
-  // for its next request without holding a thread; a request reaches a
-  // handler only once it has arrived whole, so slow clients cannot starve
-  // the others.
+  // ---- The HTTP front end (docs/mesos-protocol.md §7), GNU libmicrohttpd. A
+  // connection waits for its next request without holding a thread; a
+  // request reaches a handler only once it has arrived whole, so slow
+  // clients cannot starve the others.
   /// From a request's first byte to its last (head and body); a request
   /// still incomplete then is answered 408 and its connection closed.
   std::chrono::milliseconds request_timeout = std::chrono::seconds(10);
-  /// How long a connection, new or kept alive, may stay silent before it is
-  /// closed.
+  /// How long a connection, new, kept alive or mid-request, may stay silent
+  /// before it is closed. libmicrohttpd counts whole seconds: rounded up.
   std::chrono::milliseconds idle_timeout = std::chrono::seconds(5);
   /// An answer whose writing makes no progress for this long is abandoned
-  /// and its connection closed.
+  /// and its connection closed (whole seconds, rounded up).
   std::chrono::milliseconds write_timeout = std::chrono::seconds(5);
   /// Threads that run handlers. A jeprof download holds one while it runs.
   std::size_t worker_threads = 8;
-  /// Open connections beyond this are answered 503 and closed.
+  /// Open connections beyond this are answered 503 and closed; beyond this
+  /// + 64, closed at once.
   std::size_t max_connections = 256;
 };
 
@@ -104,11 +105,13 @@ Result<HttpOptions> http_options_from_environment();
 /// nothing (not `start`, `stop`, `heap_profile`: 405 with an Allow header).
 /// Requests are bounded (the constants below and HttpOptions' timeouts) and
 /// served on a small thread pool once they have arrived whole; jeprof runs
-/// never block other endpoints. Every error answer has a one-line body.
+/// never block other endpoints. Every error answer has a one-line body
+/// (heapgate's text, or libmicrohttpd's HTML for what its parser refuses).
 /// Not copyable or movable; destroy it to stop serving.
 class HttpServer {
  public:
-  /// The request line, CRLF included; longer is 414.
+  /// The request line, CRLF included; longer is 414 (decided once the line
+  /// has ended, or once it fills the connection's 24 KiB buffer).
   static constexpr std::size_t kMaxRequestLineBytes = 8192;
   /// The request line and headers; longer (or one header line over 8192) is 431.
   static constexpr std::size_t kMaxHeadBytes = 16384;
