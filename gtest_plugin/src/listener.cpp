@@ -6,6 +6,7 @@
 // growth child keeps one scope across runs (growth_child.cpp).
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -31,7 +32,9 @@ class Listener : public ::testing::EmptyTestEventListener {
   void OnTestProgramStart(const ::testing::UnitTest&) override {
     run_.emplace(std::move(options_));
     if (run_->role() == ProcessRole::suite_run) suite_.emplace(*run_);
-    if (run_->role() == ProcessRole::growth_child) growth_.emplace(run_->options().growth_child);
+    if (run_->role() == ProcessRole::growth_child) {
+      growth_.emplace(run_->options().growth_child, /*stop_when_level=*/run_->mode() == Mode::counters);
+    }
     run_->open_report(suite_ && suite_->accepting());
     if (suite_) suite_->guard();
   }
@@ -108,6 +111,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     // Both children report to the suite run; in exact mode they bring their stacks.
     collect_stacks(record, *run_);
     finish(std::move(record));
+    if (growth_ && growth_->stopped_early(iteration_)) end_growth_child_now();
   }
 
   void OnTestProgramEnd(const ::testing::UnitTest&) override {
@@ -121,6 +125,17 @@ class Listener : public ::testing::EmptyTestEventListener {
   }
 
  private:
+  // The growth check's answer is known (the blocks stopped growing): the
+  // report is written now, and GoogleTest's remaining repetitions, which
+  // would only run the test again unmeasured, do not run.
+  void end_growth_child_now() {
+    if (ReportWriter* report = run_->report()) {
+      if (auto done = report->finish(); !done) run_->say_report_error(done.error().message());
+    }
+    std::fflush(nullptr);
+    std::_Exit(0);
+  }
+
   void finish(TestRecord record) {
     if (suite_) {
       suite_->add(std::move(record));

@@ -156,7 +156,9 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   const TestRecord* replaced = find(run.report, "Sample.ReplacesGlobal");
   ASSERT_NE(replaced, nullptr);
   EXPECT_EQ(replaced->verdict, Verdict::pass) << replaced->message;
-  EXPECT_EQ(replaced->growth.live_allocations, (std::vector<std::uint64_t>{2, 2, 2})) << replaced->message;
+  // Two runs tell: the second left no more than the first, so the series
+  // cannot grow at every step, and the child stops there.
+  EXPECT_EQ(replaced->growth.live_allocations, (std::vector<std::uint64_t>{2, 2})) << replaced->message;
   EXPECT_NE(replaced->message.find("do not grow when the test repeats"), std::string::npos) << replaced->message;
   const TestRecord* leak = find(run.report, "Sample.Leaks");
   ASSERT_NE(leak, nullptr);
