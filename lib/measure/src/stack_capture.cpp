@@ -387,9 +387,7 @@ Result<void> write_captured_profile(const std::string& path) {
       for (std::uint32_t f = 0; f < r.depth; ++f) {
         out.frames.push_back(reinterpret_cast<std::uintptr_t>(g_frames[r.first_frame + f]));
       }
-      out.counts =
-          Counts{static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_allocations)),
-                 static_cast<std::uint64_t>(std::max<std::int64_t>(0, r.live_bytes)), r.allocations, r.allocated_bytes};
+      out.counts = view_counts(CaptureView::live, id);
       profile.totals.live_objects += out.counts.live_objects;
       profile.totals.live_bytes += out.counts.live_bytes;
       profile.totals.accum_objects += out.counts.accum_objects;
