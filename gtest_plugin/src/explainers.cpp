@@ -221,6 +221,14 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
     process.unset_env.push_back("GTEST_SHARD_INDEX");
   }
   process.timeout = timeout;
+  if (own_temp_dirs_) {
+    const std::string temp = *dir + "/tmp";
+    std::error_code ec;
+    std::filesystem::create_directory(temp, ec);
+    if (ec) return problem("cannot create " + temp + ": " + ec.message());
+    process.extra_env.push_back("TMPDIR=" + temp);
+    process.extra_env.push_back("TEST_TMPDIR=" + temp);
+  }
   std::vector<std::string> argv = {binary_path_, "--gtest_filter=" + filter, "--gtest_repeat=" + std::to_string(repeat),
                                    "--heapgate_mode=" + std::string(to_string(mode)), "--heapgate_report=" + *dir,
                                    // Its dumps too: the child's own temp directory goes when it exits.

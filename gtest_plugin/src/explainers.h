@@ -56,6 +56,10 @@ class RerunExplainer : public Explainer {
   /// The current test gates its call sites: explain() measures all of them
   /// from the test's own profile (a child measures them by itself).
   void set_gate_call_sites(bool gated) { gate_call_sites_ = gated; }
+  /// Each child gets a temporary directory of its own (TMPDIR and
+  /// TEST_TMPDIR), as `heapgate run` gives each shard: for children that run
+  /// beside another child of the same tests.
+  void use_own_temp_dirs() { own_temp_dirs_ = true; }
 
   Result<Explanation> explain(const std::string& test) override;
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
@@ -105,6 +109,7 @@ class RerunExplainer : public Explainer {
   Symbolizer& symbolizer_;
   std::string own_profile_;
   bool gate_call_sites_ = false;
+  bool own_temp_dirs_ = false;
   std::vector<std::string> child_dirs_;  // removed by the destructor
 };
 

@@ -26,32 +26,48 @@ bool may_vary(const TestRecord& record) {
          !record.gtest_failed && record.interrupted == Interruption::none;
 }
 
-void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget) {
+std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, const std::string& run_filter,
+                                            int runs_elsewhere) {
   std::string names;
   std::size_t learned = 0;
   // The runs each test still lacks: the exact run that recorded the call
-  // sites counted the tests it finished (record_call_sites()).
+  // sites may have counted the tests it finished (record_call_sites()).
   std::size_t have = static_cast<std::size_t>(kLearnedRuns);
-  for (const TestRecord& t : run.tests) {
-    if (!may_vary(t)) continue;
-    names += (names.empty() ? "" : ":") + t.name;
+  for (const TestRecord* t : tests) {
+    if (!may_vary(*t)) continue;
+    names += (names.empty() ? "" : ":") + t->name;
     ++learned;
-    have = std::min(have, t.samples.size());
+    have = std::min(have, t->samples.size());
   }
-  if (learned == 0) return;
-  const int runs = kLearnedRuns - static_cast<int>(have);
-  if (runs == 0) return;
+  if (learned == 0) return std::nullopt;
+  const int runs = kLearnedRuns - static_cast<int>(have) - runs_elsewhere;
+  if (runs <= 0) return std::nullopt;
+  SpreadRequest request;
   const bool by_name = names.size() <= kMostFilterBytes;
+  request.filter = by_name ? names : run_filter;
+  request.keep_shard = !by_name;
+  request.runs = runs;
+  request.tests = learned;
+  request.runs_elsewhere = static_cast<int>(have) + runs_elsewhere;
+  return request;
+}
+
+SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request, std::chrono::seconds budget) {
   sys::ProcessResult outcome;
-  auto samples = explainer.samples(by_name ? names : run_filter, /*keep_shard=*/!by_name, runs, budget, &outcome);
-  if (!samples) {
+  Result<Report> report = explainer.samples(request.filter, request.keep_shard, request.runs, budget, &outcome);
+  return SpreadSamples{std::move(report), std::move(outcome)};
+}
+
+void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples& samples,
+                 std::chrono::seconds budget) {
+  if (!samples.report) {
     std::fprintf(stderr,
                  "heapgate: the spread of %zu tests other threads allocated in or ran during was not learned: %s\n",
-                 learned, samples.error().message().c_str());
+                 request.tests, samples.report.error().message().c_str());
     return;
   }
   std::map<std::string, std::vector<const TestRecord*>> by_test;
-  for (const TestRecord& s : samples->tests) by_test[s.name].push_back(&s);
+  for (const TestRecord& s : samples.report->tests) by_test[s.name].push_back(&s);
 
   std::size_t varied = 0;
   std::size_t short_of_runs = 0;
@@ -75,9 +91,10 @@ void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run
       stderr,
       "heapgate: learned the spread of %zu tests other threads allocated in or ran during (%d more runs each%s): "
       "%zu varied, and their baseline entries keep the band\n",
-      learned, kLearnedRuns, runs < kLearnedRuns ? ", one of them the exact run that recorded the call sites" : "",
-      varied);
+      request.tests, kLearnedRuns,
+      request.runs_elsewhere > 0 ? ", one of them the exact run that recorded the call sites" : "", varied);
   if (short_of_runs > 0) {
+    const sys::ProcessResult& outcome = samples.outcome;
     std::string why = outcome.timed_out ? "stopped after its budget of " + std::to_string(budget.count()) + " s"
                       : outcome.term_signal != 0 ? "crashed (signal " + std::to_string(outcome.term_signal) + ")"
                                                  : "ended before them or they failed in it";
@@ -86,6 +103,15 @@ void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run
                  "are narrower; fix: record again (--heapgate_update_baselines)\n",
                  short_of_runs, kLearnedRuns, why.c_str());
   }
+}
+
+void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget) {
+  std::vector<const TestRecord*> tests;
+  for (const TestRecord& t : run.tests) tests.push_back(&t);
+  const std::optional<SpreadRequest> request = spread_request(tests, run_filter, /*runs_elsewhere=*/0);
+  if (!request) return;
+  const SpreadSamples samples = run_spread(explainer, *request, budget);
+  take_spread(run, *request, samples, budget);
 }
 
 }  // namespace heapgate::gtest

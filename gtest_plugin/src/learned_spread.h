@@ -9,10 +9,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "explainers.h"
 #include "heapgate/report.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::gtest {
 
@@ -22,11 +26,36 @@ inline constexpr int kLearnedRuns = 2;
 /// Other threads allocated while the test ran: its counts may depend on timing.
 bool may_vary(const TestRecord& record);
 
-/// Runs the tests of `run` that may vary `kLearnedRuns` more times, in one
-/// child that stops after `budget`, and adds each run's metrics to its
-/// record (TestRecord::samples). `run_filter` is this run's --gtest_filter,
-/// used when the tests' names are too many for one. Says on stderr what it
-/// learned, or why it could not.
+/// What learning the spread runs: the tests that may vary, `runs` more times.
+struct SpreadRequest {
+  std::string filter;  // their names, or the run's filter when the names are too many
+  bool keep_shard = false;
+  int runs = 0;
+  std::size_t tests = 0;
+  int runs_elsewhere = 0;
+};
+
+/// The child's run for `tests` (those that may vary), or nothing to run.
+/// `runs_elsewhere`: runs of them another child measures (the exact run that
+/// records the call sites), besides the samples the records hold already.
+std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, const std::string& run_filter,
+                                            int runs_elsewhere);
+
+/// What the child measured, and how it ended.
+struct SpreadSamples {
+  Result<Report> report;
+  sys::ProcessResult outcome;
+};
+
+/// Runs the request's child, stopped after `budget`.
+SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request, std::chrono::seconds budget);
+
+/// Adds each run's metrics to its test's record (TestRecord::samples), and
+/// says on stderr what was learned, or why not.
+void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples& samples, std::chrono::seconds budget);
+
+/// spread_request(), run_spread() and take_spread() of `run`'s tests, one
+/// after the other.
 void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget);
 
 }  // namespace heapgate::gtest

@@ -207,6 +207,7 @@ void SuiteRun::add(TestRecord record) {
 // GoogleTest decides the exit status after each iteration: a failure added
 // here, outside any test, fails the run.
 void SuiteRun::iteration_end() {
+  start_recording_children();
   judge_deferred();
   if (!run_.report_error().empty()) {
     ADD_FAILURE() << "heapgate: no report: " << run_.report_error();
@@ -247,7 +248,21 @@ void SuiteRun::end() {
   const Clock::time_point tests_ended = Clock::now();
   Clock::duration recording_sites{};
   Clock::duration learning_spread{};
-  if (accepting()) {
+  bool side_by_side = false;
+  if (accepting() && recording_children_) {
+    // Started after the last test (start_recording_children()): what is left
+    // of them is waited for here.
+    side_by_side = true;
+    if (auto sites = recording_children_->call_sites()) {
+      take_call_sites(std::move(sites->value));
+      recording_sites = sites->took;
+    }
+    if (auto spread = recording_children_->spread()) {
+      take_spread(records_, *recording_children_->spread_request(), spread->value, child_budget());
+      learning_spread = spread->took;
+    }
+    recording_children_.reset();
+  } else if (accepting()) {
     // Also when sharded: the shards' reports then carry the call sites and
     // the samples into the baseline `heapgate run` or `heapgate accept`
     // writes from them.
@@ -258,6 +273,8 @@ void SuiteRun::end() {
       learn_spread(records_, explainer, HEAPGATE_GTEST_FLAG(filter), child_budget());
     }
     learning_spread = Clock::now() - tests_ended - recording_sites;
+  }
+  if (accepting()) {
     if (report != nullptr) {
       std::map<std::string, const TestRecord*> by_name;
       for (const auto& t : records_.tests) by_name[t.name] = &t;
@@ -283,13 +300,13 @@ void SuiteRun::end() {
     std::fprintf(stderr, "heapgate: kept %zu heap profile%s (named in the report) in %s\n", run_.keeper().kept(),
                  run_.keeper().kept() == 1 ? "" : "s", run_.keeper().dir().c_str());
   }
-  say_where_time_went(tests_ended - started_, recording_sites, learning_spread);
+  say_where_time_went(tests_ended - started_, recording_sites, learning_spread, side_by_side);
   if (accepting()) record_baseline();
 }
 
 // What the gate cost beyond the tests, so a slow first run says why.
 void SuiteRun::say_where_time_went(std::chrono::steady_clock::duration suite, std::chrono::steady_clock::duration sites,
-                                   std::chrono::steady_clock::duration spread) const {
+                                   std::chrono::steady_clock::duration spread, bool side_by_side) const {
   auto seconds = [](std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); };
   const double judging = seconds(judging_);
   if (judging + seconds(sites) + seconds(spread) < 1.0) return;
@@ -303,7 +320,8 @@ void SuiteRun::say_where_time_went(std::chrono::steady_clock::duration suite, st
   part(judging, "re-running tests while judging (explanations, growth checks, confirmations)");
   part(seconds(sites), "recording call sites");
   part(seconds(spread), "learning the spread of tests with other threads");
-  std::fprintf(stderr, "heapgate: the tests took %.1f s; beyond them: %s\n", seconds(suite) - judging, parts.c_str());
+  std::fprintf(stderr, "heapgate: the tests took %.1f s; beyond them: %s%s\n", seconds(suite) - judging, parts.c_str(),
+               side_by_side ? " (these two side by side, while the tests were judged)" : "");
 }
 
 // A baseline being recorded keeps each test's call sites, so a later
@@ -311,27 +329,56 @@ void SuiteRun::say_where_time_went(std::chrono::steady_clock::duration suite, st
 // same tests in a child (only when recording, never on an ordinary run).
 // Tests it could not measure are named: a baseline without call sites
 // explains a regression with this run's stacks only.
+bool SuiteRun::lacks_call_sites(const TestRecord& t) const {
+  return t.call_sites.empty() && !t.gtest_failed && t.metrics.allocations > 0;
+}
+
+bool SuiteRun::wants_call_sites(const std::vector<const TestRecord*>& tests) const {
+  if (!run_.options().explain || run_.mode() == Mode::off) return false;
+  return std::any_of(tests.begin(), tests.end(), [this](const TestRecord* t) { return lacks_call_sites(*t); });
+}
+
 void SuiteRun::record_call_sites() {
-  if (!run_.options().explain || run_.mode() == Mode::off) return;
-  auto lacks_sites = [](const TestRecord& t) {
-    return t.call_sites.empty() && !t.gtest_failed && t.metrics.allocations > 0;
-  };
-  if (std::none_of(records_.tests.begin(), records_.tests.end(), lacks_sites)) return;
-  const std::string filter = HEAPGATE_GTEST_FLAG(filter);
+  std::vector<const TestRecord*> tests;
+  for (const TestRecord& t : records_.tests) tests.push_back(&t);
+  if (!wants_call_sites(tests)) return;
   RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
-  auto sites = explainer.call_sites(filter, child_budget());
+  take_call_sites(explainer.call_sites(HEAPGATE_GTEST_FLAG(filter), child_budget()));
+}
+
+// The children of a baseline being recorded, side by side with each other
+// and with the growth checks judge_deferred() runs next, when the run is
+// sharded (recording_children.h says why only then). Their tests are those
+// judged and those still waiting for their leak check.
+void SuiteRun::start_recording_children() {
+  if (recording_children_started_ || !accepting() || run_.mode() == Mode::off || !sharded()) return;
+  recording_children_started_ = true;
+  std::vector<const TestRecord*> tests;
+  for (const TestRecord& t : records_.tests) tests.push_back(&t);
+  for (const DeferredLeakCheck& d : deferred_) tests.push_back(&d.record);
+  const bool sites = wants_call_sites(tests);
+  // The exact run counts each test it finishes as one of the spread's runs.
+  std::optional<SpreadRequest> spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites ? 1 : 0);
+  if (!sites && !spread) return;
+  recording_children_ = std::make_unique<RecordingChildren>(
+      run_.options(), run_.binary_path(), run_.symbolizer(),
+      sites ? std::optional<std::string>(HEAPGATE_GTEST_FLAG(filter)) : std::nullopt, std::move(spread),
+      child_budget());
+}
+
+void SuiteRun::take_call_sites(Result<RerunExplainer::RecordedCallSites> sites) {
   std::string why;
   std::vector<std::string> lacking;
   if (!sites) {
     why = sites.error().message();
     for (const auto& t : records_.tests) {
-      if (lacks_sites(t)) lacking.push_back(t.name);
+      if (lacks_call_sites(t)) lacking.push_back(t.name);
     }
   } else {
     for (auto& t : records_.tests) {
       auto it = sites->tests.find(t.name);
       if (it == sites->tests.end()) {
-        if (lacks_sites(t)) lacking.push_back(t.name);
+        if (lacks_call_sites(t)) lacking.push_back(t.name);
       } else {
         if (t.call_sites.empty()) {
           t.call_sites = it->second.sites;

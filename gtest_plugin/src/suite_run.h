@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@
 #include "heapgate/gate.h"
 #include "heapgate/report.h"
 #include "heapgate/suppressions.h"
+#include "explainers.h"
 #include "plugin_run.h"
+#include "recording_children.h"
 
 namespace heapgate::gtest {
 
@@ -63,11 +66,17 @@ class SuiteRun {
   // The gate's verdict for one test; `journaled`: its pending record is in the report already.
   void finish_judging(TestRecord record, Observation observation, bool journaled);
   void finish_interrupted(TestRecord record);
+  // The tests a baseline being recorded takes call sites for: those that
+  // allocated, passed, and have none yet.
+  bool lacks_call_sites(const TestRecord& t) const;
+  bool wants_call_sites(const std::vector<const TestRecord*>& tests) const;
   void record_call_sites();
+  void take_call_sites(Result<RerunExplainer::RecordedCallSites> sites);
+  void start_recording_children();
   std::chrono::seconds child_budget() const;
   void record_baseline();
   void say_where_time_went(std::chrono::steady_clock::duration suite, std::chrono::steady_clock::duration sites,
-                           std::chrono::steady_clock::duration spread) const;
+                           std::chrono::steady_clock::duration spread, bool side_by_side) const;
 
   PluginRun& run_;
   std::string baseline_path_;  // "" without --heapgate_baselines
@@ -79,6 +88,9 @@ class SuiteRun {
   // Time spent in gate_test() (re-runs that explain, growth checks, confirmations).
   std::chrono::steady_clock::duration judging_{};
   std::vector<DeferredLeakCheck> deferred_;
+  // Started after the last test of a sharded run being recorded; taken by end().
+  std::unique_ptr<RecordingChildren> recording_children_;
+  bool recording_children_started_ = false;
 };
 
 }  // namespace heapgate::gtest
