@@ -24,13 +24,18 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
                                            std::vector<CallSite>* all_call_sites) {
   auto profile = read_profile(profile_path);
   if (!profile) return {};
-  // File and line where DWARF has them: the explanation names the line.
-  NormalizeOptions with_lines;
-  with_lines.with_lines = true;
-  NormalizedProfile normalized = normalize_profile(*profile, symbolizer, with_lines);
   // The profile is kept beside the report: keep what its addresses mean now,
   // so a later `heapgate diff` after a rebuild still reads it right.
   (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
+  return summarize_profile(*profile, symbolizer, limit, all_call_sites);
+}
+
+std::vector<StackSample> summarize_profile(const Profile& profile, Symbolizer& symbolizer, std::size_t limit,
+                                           std::vector<CallSite>* all_call_sites) {
+  // File and line where DWARF has them: the explanation names the line.
+  NormalizeOptions with_lines;
+  with_lines.with_lines = true;
+  NormalizedProfile normalized = normalize_profile(profile, symbolizer, with_lines);
   if (all_call_sites != nullptr) {
     constexpr std::size_t kAll = static_cast<std::size_t>(-1);
     *all_call_sites = call_sites_of(without_gtest_overhead(top_stacks(normalized, kAll)), kAll);
@@ -77,13 +82,15 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
   // sites; the suite run names the others.
   sys::ProcessResult outcome;
   auto report =
-      run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true, budget, &outcome);
+      run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true, budget, &outcome,
+                          {"--heapgate_internal_call_sites=1"});
   if (!report) return fail(report.error());
   RecordedCallSites out;
   for (auto& t : report->tests) {
     MeasuredCallSites& measured = out.tests[t.name];
     measured.complete = t.call_sites_complete;
-    measured.sites = t.call_sites_complete ? std::move(t.call_sites) : call_sites_of(without_gtest_overhead(t.stacks));
+    // The child named them (--heapgate_internal_call_sites).
+    measured.sites = std::move(t.call_sites);
     if (!t.gtest_failed && t.verdict != Verdict::unavailable && t.interrupted == Interruption::none) {
       measured.metrics = t.metrics;
     }
@@ -204,7 +211,8 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
 
 Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
                                                    const std::string& child_flag, bool keep_shard,
-                                                   std::chrono::seconds timeout, sys::ProcessResult* outcome) {
+                                                   std::chrono::seconds timeout, sys::ProcessResult* outcome,
+                                                   const std::vector<std::string>& more_flags) {
   auto problem = [](std::string what) {
     return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
@@ -238,6 +246,7 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   // whole suite (a baseline's call sites) must not start a DISABLED_ test the
   // user never runs, such as snappy's 4 GB one.
   if (HEAPGATE_GTEST_FLAG(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
+  argv.insert(argv.end(), more_flags.begin(), more_flags.end());
   if (!options_.gate_call_sites.empty()) argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   auto ran = sys::run_process(argv, process);
   if (!ran) return fail(ran.error());

@@ -32,7 +32,11 @@ inline constexpr int kCallSitesMinimumSeconds = 60;
 /// GoogleTest's own (call_sites_of() with no limit of
 /// without_gtest_overhead(), for a test whose call sites are gated), from
 /// the same reading of the profile.
+/// The profile file also gets its symbols sidecar.
 std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer, std::size_t limit,
+                                           std::vector<CallSite>* all_call_sites = nullptr);
+/// The same of a profile in memory (ScopeOptions::profile_in_memory).
+std::vector<StackSample> summarize_profile(const Profile& profile, Symbolizer& symbolizer, std::size_t limit,
                                            std::vector<CallSite>* all_call_sites = nullptr);
 
 /// Re-runs one test of this binary in a child process (exact mode,
@@ -102,7 +106,8 @@ class RerunExplainer : public Explainer {
   // `outcome`, when given, says how the child ended.
   Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
                                      bool keep_shard = false, std::chrono::seconds timeout = std::chrono::seconds(600),
-                                     sys::ProcessResult* outcome = nullptr);
+                                     sys::ProcessResult* outcome = nullptr,
+                                     const std::vector<std::string>& more_flags = {});
 
   const Options& options_;
   std::string binary_path_;

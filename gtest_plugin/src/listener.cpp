@@ -56,8 +56,12 @@ class Listener : public ::testing::EmptyTestEventListener {
     // dump goes to ProfileScope's own temp directory, removed at exit.
     ScopeOptions scope_options{run_->mode()};
     const bool dumps = run_->mode() == Mode::exact || run_->mode() == Mode::sampled;
-    if (dumps && run_->keeper().ready())
+    if (run_->options().call_sites_only && run_->mode() == Mode::exact) {
+      // Nothing reads its file: the stacks are read once, in memory.
+      scope_options.profile_in_memory = true;
+    } else if (dumps && run_->keeper().ready()) {
       scope_options.profile_path = run_->keeper().new_path(file_stem_of(full_name(info)));
+    }
     switches_at_start_ = other_thread_switches();
     scope_.emplace(full_name(info), std::move(scope_options));
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
@@ -109,7 +113,7 @@ class Listener : public ::testing::EmptyTestEventListener {
       return;
     }
     // Both children report to the suite run; in exact mode they bring their stacks.
-    collect_stacks(record, *run_);
+    collect_stacks(record, *run_, (*measured)->profile.get());
     finish(std::move(record));
     if (growth_ && growth_->stopped_early(iteration_)) end_growth_child_now();
   }

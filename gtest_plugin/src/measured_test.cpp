@@ -70,7 +70,8 @@ void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics
   record.metrics.allocations = minus(record.metrics.allocations, gtest_overhead.allocations);
   record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, gtest_overhead.allocated_bytes);
   record.metrics.peak_bytes = minus(record.metrics.peak_bytes, gtest_overhead.allocated_bytes);
-  if (!scope.profile_path.empty() && fixture_bytes > 0) {
+  const bool profiled = !scope.profile_path.empty() || scope.profile != nullptr;
+  if (profiled && fixture_bytes > 0) {
     record.metrics.allocations = minus(record.metrics.allocations, 1);
     record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, fixture_bytes);
   }

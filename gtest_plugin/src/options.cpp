@@ -96,6 +96,12 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.sample_runs = static_cast<int>(*n);
          return {};
        }},
+      {"internal_call_sites", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         if (v != "1") return fail(bad_flag_value(where, v, "1"));
+         o.call_sites_only = true;
+         return {};
+       }},
       {"internal_child", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);

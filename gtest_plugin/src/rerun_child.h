@@ -5,6 +5,7 @@
 // records it writes. It judges nothing; it only collects stacks.
 #pragma once
 
+#include "heapgate/profile.h"
 #include "heapgate/report.h"
 #include "plugin_run.h"
 
@@ -13,6 +14,8 @@ namespace heapgate::gtest {
 /// The stacks the parent will show, from the test's exact-mode profile, and
 /// every call site of a test that gates them. A growth child run in exact
 /// mode (to explain a leak that grows) brings its stacks the same way.
-void collect_stacks(TestRecord& record, PluginRun& run);
+/// `in_memory`: the scope's profile, not written (--heapgate_internal_call_sites):
+/// only the call sites are kept.
+void collect_stacks(TestRecord& record, PluginRun& run, const Profile* in_memory = nullptr);
 
 }  // namespace heapgate::gtest

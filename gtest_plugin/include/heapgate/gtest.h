@@ -97,6 +97,10 @@ struct Options {
   /// child that records every one of K gtest iterations, each a sample of
   /// its tests' spread for a baseline being recorded.
   int sample_runs = 0;
+  /// Internal (`--heapgate_internal_call_sites=1`), with child_iteration:
+  /// the child records each test's call sites for a baseline being recorded,
+  /// and nothing its parent does not read (no stacks, no symbols sidecars).
+  bool call_sites_only = false;
 };
 
 /// Reads the `--heapgate_*` flags out of argv (removing them, as

@@ -221,6 +221,13 @@ class Parser {
     return std::move(profile_);
   }
 
+  // The MAPPED_LIBRARIES section alone: `text_` is its lines.
+  Result<std::vector<Mapping>> run_maps() {
+    auto ok = parse_maps();
+    if (!ok) return fail(std::move(ok.error()));
+    return std::move(profile_.mappings);
+  }
+
  private:
   Error error_at(std::size_t line, std::string what, std::string fix = {}) const {
     return make_error(ErrorCode::parse_error, std::string(source_) + ":" + std::to_string(line), std::move(what),
@@ -664,6 +671,14 @@ Result<Profile> read_with(const std::string& path, const Parser::Visit* visit) {
 }  // namespace
 
 Result<Profile> parse_profile(std::string_view text, std::string_view source) { return run_parser(text, source); }
+
+Result<std::vector<Mapping>> parse_mappings(std::string_view maps_text, std::string_view source) {
+  try {
+    return Parser(maps_text, source).run_maps();
+  } catch (const std::exception& e) {
+    return fail(make_error(ErrorCode::internal, std::string(source), std::string("parsing failed: ") + e.what()));
+  }
+}
 
 Result<Profile> read_profile(const std::string& path) { return read_with(path, nullptr); }
 

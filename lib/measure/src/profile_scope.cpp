@@ -254,17 +254,23 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
 }
 
 Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
-  std::string path = options_.profile_path;
-  if (path.empty()) {
-    auto made = default_dump_path(name_);
-    if (!made) return fail(made.error());
-    path = *made;
+  Result<Profile> profile = Profile{};
+  if (captures_stacks_ && options_.profile_in_memory) {
+    profile = detail::captured_profile();
+    if (!profile) return fail(profile.error());
+  } else {
+    std::string path = options_.profile_path;
+    if (path.empty()) {
+      auto made = default_dump_path(name_);
+      if (!made) return fail(made.error());
+      path = *made;
+    }
+    auto dumped = captures_stacks_ ? detail::write_captured_profile(path) : jemalloc::prof_dump(path);
+    if (!dumped) return fail(dumped.error());
+    profile = read_profile(path);
+    if (!profile) return fail(profile.error());
+    result.profile_path = path;
   }
-  auto dumped = captures_stacks_ ? detail::write_captured_profile(path) : jemalloc::prof_dump(path);
-  if (!dumped) return fail(dumped.error());
-  auto profile = read_profile(path);
-  if (!profile) return fail(profile.error());
-  result.profile_path = path;
   result.sample_period = profile->sample_period;
   // Counts come from the dump: jemalloc recorded every allocation's stack
   // (exact) or a sample of them (sampled, scaled back up as jeprof does).
@@ -285,6 +291,7 @@ Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
     result.estimated = true;
     result.sampling_errors = sampling_errors(*profile);
   }
+  if (captures_stacks_ && options_.profile_in_memory) result.profile = std::make_shared<const Profile>(std::move(*profile));
   return result;
 }
 

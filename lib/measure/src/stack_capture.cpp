@@ -372,12 +372,17 @@ bool write_capture_view(int fd, CaptureView view, int lock_wait_ms, CaptureTotal
   return ok;
 }
 
-Result<void> write_captured_profile(const std::string& path) {
+Result<Profile> captured_profile() {
   auto maps = sys::read_file("/proc/self/maps");
   if (!maps) return fail(std::move(maps.error()));
   Profile profile;
   profile.sample_period = 1;
   profile.maps_text = std::move(*maps);
+  // What reading the written profile back would give: a profile used in
+  // memory (ScopeOptions::profile_in_memory) is symbolized by its mappings.
+  auto mappings = parse_mappings(profile.maps_text);
+  if (!mappings) return fail(std::move(mappings.error()));
+  profile.mappings = std::move(*mappings);
   {
     Locked lock(g_pointers);
     profile.stacks.reserve(g_stacks.size());
@@ -394,7 +399,13 @@ Result<void> write_captured_profile(const std::string& path) {
       profile.totals.accum_bytes += out.counts.accum_bytes;
     }
   }
-  return sys::write_file_atomic(path, write_profile(profile), sys::Durability::process_crash);
+  return profile;
+}
+
+Result<void> write_captured_profile(const std::string& path) {
+  auto profile = captured_profile();
+  if (!profile) return fail(std::move(profile.error()));
+  return sys::write_file_atomic(path, write_profile(*profile), sys::Durability::process_crash);
 }
 
 }  // namespace heapgate::detail

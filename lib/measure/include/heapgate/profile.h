@@ -179,6 +179,10 @@ struct ParsePosition {
 /// by a small multiple of `text.size()`. Thread-safe (no shared state).
 Result<Profile> parse_profile(std::string_view text, std::string_view source = "<memory>");
 
+/// Parses /proc/PID/maps lines as parse_profile() parses a MAPPED_LIBRARIES
+/// section (Profile::mappings), with the same checks.
+Result<std::vector<Mapping>> parse_mappings(std::string_view maps_text, std::string_view source = "/proc/self/maps");
+
 /// Reads and parses the file at `path`; errors are `io_error` (cannot read) or
 /// those of parse_profile, with `where` = "path:LINE".
 Result<Profile> read_profile(const std::string& path);

@@ -5,11 +5,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
+#include "heapgate/profile.h"
 #include "heapgate/sampling.h"
 
 namespace heapgate {
@@ -31,6 +33,11 @@ struct ScopeOptions {
   /// and removed, with its dumps, when the process exits: set a path to keep
   /// the dump.
   std::string profile_path;
+  /// `exact` with heapgate's own stacks (the default): no file is written;
+  /// ScopeResult::profile holds the profile instead. For a caller that reads
+  /// the stacks once and keeps nothing: a file a scope costs more than a small
+  /// scope's measuring. Ignored where jemalloc writes the dump (`sampled`).
+  bool profile_in_memory = false;
 };
 
 /// What a scope measured. All byte counts are usable sizes: requests rounded up
@@ -81,6 +88,9 @@ struct ScopeResult {
   /// `exact`/`sampled`: the heap_v2 dump of the allocations made inside the
   /// scope and still live at its end, plus cumulative counts per stack.
   std::string profile_path;
+  /// ScopeOptions::profile_in_memory: the profile, not written (profile_path
+  /// is then empty).
+  std::shared_ptr<const Profile> profile;
   /// `exact`/`sampled`: the dump's sample period (1 = every allocation).
   std::uint64_t sample_period = 0;
   /// Wall-clock time between start and finish.
