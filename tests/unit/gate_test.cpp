@@ -972,7 +972,9 @@ TEST(SchedulingAllowance, OnePercentOfOtherThreadsAtLeastOneBlock) {
   const ThreadShare busy{1000, 64000, 0};
   EXPECT_EQ(scheduling_allowance(MetricName::allocations, busy, own), 10u);
   EXPECT_EQ(scheduling_allowance(MetricName::live_allocations, busy, own), 10u);
-  EXPECT_EQ(scheduling_allowance(MetricName::allocated_bytes, busy, own), 640u);
+  EXPECT_EQ(scheduling_allowance(MetricName::allocated_bytes, busy, own), kOtherThreadsBytesFloor);  // 640 < 1 KiB
+  const ThreadShare heavy{1000, 640000, 0};
+  EXPECT_EQ(scheduling_allowance(MetricName::allocated_bytes, heavy, own), 6400u);
   EXPECT_EQ(scheduling_allowance(MetricName::peak_bytes, busy, own), 64000u);  // all of theirs may be live at once
   const ThreadShare few{3, 1536, 0};
   EXPECT_EQ(scheduling_allowance(MetricName::allocations, few, own), 1u);
@@ -983,6 +985,54 @@ TEST(SchedulingAllowance, OnePercentOfOtherThreadsAtLeastOneBlock) {
   EXPECT_EQ(scheduling_allowance(MetricName::allocations, ran, own), 1u);
   EXPECT_EQ(scheduling_allowance(MetricName::allocated_bytes, ran, own), 32u);
   EXPECT_EQ(scheduling_allowance(MetricName::allocated_bytes, ran, Metrics{}), 0u);
+}
+
+TEST(SchedulingAllowance, ABufferThatChangesSizeClassByTimingIsNotARegression) {
+  // cpp-httplib: 470 other-thread blocks of 48 bytes; one block 384 bytes
+  // bigger with the same count, because of how much a read returned.
+  BaselineEntry server = entry(37);
+  server.metrics.allocated_bytes = 28464;
+  server.other_threads = ThreadShare{470, 22720, 0};
+  Metrics bigger_block = server.metrics;
+  bigger_block.allocated_bytes += 384;
+  EXPECT_EQ(compare_to_baseline(bigger_block, &server, Tolerances::strict()).verdict, Verdict::pass);
+  Metrics beyond = server.metrics;
+  beyond.allocated_bytes += 1025;
+  EXPECT_EQ(compare_to_baseline(beyond, &server, Tolerances::strict()).verdict, Verdict::regressed);
+  // The count keeps its own limit: 1% of 470, rounded up, is 5 allocations, and a sixth is caught.
+  Metrics six_more = server.metrics;
+  six_more.allocations += 6;
+  EXPECT_EQ(compare_to_baseline(six_more, &server, Tolerances::strict()).verdict, Verdict::regressed);
+}
+
+TEST(LearnedSpread, CountsThatFollowTimingAreShownNotGatedButLeaksStillAre) {
+  // A test that enqueues as fast as a worker drains: 9, 3,253 and 3,253
+  // allocations in the three runs that recorded it.
+  BaselineEntry queue = entry(3253);
+  queue.other_threads = ThreadShare{3000, 96000, 0};
+  NoiseBand band;
+  band.runs = 3;
+  band.low = metrics(9);
+  band.high = metrics(3253);
+  queue.noise = band;
+  ASSERT_TRUE(timing_bound(band));
+  const Comparison faster = compare_to_baseline(metrics(26405), &queue, Tolerances::strict());
+  EXPECT_EQ(faster.verdict, Verdict::pass) << faster.explanation;
+  EXPECT_NE(faster.note.find("Counts follow timing: over the 3 runs recorded allocations 9–3253 (this run 26405)"),
+            std::string::npos)
+      << faster.note;
+  EXPECT_EQ(compare_to_baseline(metrics(5), &queue, Tolerances::strict()).verdict, Verdict::pass);
+  // Live blocks are still judged by the band.
+  Metrics leaking = metrics(3253);
+  leaking.live_allocations = 500;
+  leaking.live_bytes = 16000;
+  EXPECT_EQ(compare_to_baseline(leaking, &queue, Tolerances::strict()).verdict, Verdict::regressed);
+  // A band that varied by less than 2x, or by less than 100 allocations, is gated as a band.
+  band.low = metrics(1700);
+  EXPECT_FALSE(timing_bound(band));
+  band.low = metrics(1);
+  band.high = metrics(90);
+  EXPECT_FALSE(timing_bound(band));
 }
 
 TEST(SchedulingAllowance, OtherThreadsThatRanGiveTheTestOneBlock) {

@@ -115,6 +115,12 @@ std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
 }
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { return !(a == b); }
 
+bool timing_bound(const NoiseBand& band) noexcept {
+  const std::uint64_t low = band.low.allocations;
+  const std::uint64_t high = band.high.allocations;
+  return high >= kTimingBoundMinimum + low && static_cast<double>(high) >= kTimingBoundRatio * static_cast<double>(low);
+}
+
 std::string binary_name_problem(std::string_view name) {
   if (name.empty()) return "is empty";
   if (name == "." || name == "..") return "is \"" + std::string(name) + "\", a directory";

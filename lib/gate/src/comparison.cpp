@@ -100,9 +100,21 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   std::string grew;
   std::string shrank;
   std::string noisy;
+  // Counts that follow timing, not code, are shown, not gated (timing_bound()).
+  const bool follows_timing = baseline->noise && timing_bound(*baseline->noise);
+  std::string timing;
   for (MetricName m : kMetricNames) {
     if (!is_measured(not_measured, m) || !is_measured(baseline->not_measured, m)) continue;
     MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
+    if (follows_timing &&
+        (m == MetricName::allocations || m == MetricName::allocated_bytes || m == MetricName::peak_bytes)) {
+      d.beyond_tolerance = false;
+      if (!timing.empty()) timing += ", ";
+      timing += std::string(to_string(m)) + " " + std::to_string(get(baseline->noise->low, m)) + "–" +
+                std::to_string(get(baseline->noise->high, m)) + " (this run " + std::to_string(get(current, m)) + ")";
+      c.deltas.push_back(d);
+      continue;
+    }
     std::string band_text;  // "low–high" when a noise band judges this metric
     if (baseline->noise && spread(*baseline->noise, m) > 0) {
       // A calibrated test is judged by its noise band instead of the tolerance alone.
@@ -161,6 +173,14 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
              "; a run within that band, widened by its spread and at least " +
              std::to_string(static_cast<int>(kNoisyMinimumWidening * 100 + 0.5)) +
              "% of the median, passes (fix or isolate what makes it vary)";
+  }
+  if (!timing.empty()) {
+    c.note = (c.note.empty() ? "" : c.note + ". ") + "Counts follow timing: over the " +
+             std::to_string(baseline->noise->runs) + " runs recorded " + timing +
+             "; the allocations spread over more than " +
+             std::to_string(static_cast<int>(kTimingBoundRatio + 0.5)) +
+             "x, as a test that works for a fixed time or as fast as another thread drains a queue does, so these "
+             "are not gated (its leaks are; give it fixed work to gate it)";
   }
   if (current_mode && (*current_mode == Mode::sampled) != (baseline->mode == Mode::sampled)) {
     c.explanation += " Note: the baseline was measured in " + std::string(to_string(baseline->mode)) +

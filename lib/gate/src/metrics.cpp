@@ -195,7 +195,10 @@ std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_t
                                         : mean_block(own.allocated_bytes, own.allocations);
   const std::uint64_t one_block = bytes ? block_bytes : 1;
   const std::uint64_t slack = saturating_count(std::ceil(kOtherThreadsSlack * static_cast<double>(volume)));
-  const std::uint64_t allowance = slack > one_block ? slack : one_block;
+  std::uint64_t allowance = slack > one_block ? slack : one_block;
+  if (metric == MetricName::allocated_bytes && other_threads.allocations > 0 && allowance < kOtherThreadsBytesFloor) {
+    allowance = kOtherThreadsBytesFloor;
+  }
   // The peak is the most bytes live at once, all threads together: the test's
   // own thread repeats its part exactly, but whether the other threads' blocks
   // are live at that moment is scheduling. Up to all of them may be.

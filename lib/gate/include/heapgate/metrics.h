@@ -179,11 +179,19 @@ bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
 /// scheduling alone: 1%.
 inline constexpr double kOtherThreadsSlack = 0.01;
 
+/// The least a test other threads allocated in may move in allocated_bytes
+/// with the same count: a buffer sized by how much a read returned (TCP
+/// segments, a pipe) lands in a bigger or smaller size class by timing; on
+/// cpp-httplib's suite one such block moved a test by 384 bytes with 470
+/// other-thread blocks of 48 bytes on average.
+inline constexpr std::uint64_t kOtherThreadsBytesFloor = 1024;
+
 /// How far `metric` of a test whose baseline saw `other_threads` (and
 /// measured `own`) may move by scheduling: kOtherThreadsSlack of the other
 /// threads' allocations (count metrics) or bytes (byte metrics), at least one
 /// block (one allocation; in bytes, the other threads' mean block, or the
-/// test's own when only its thread allocated while others ran); for
+/// test's own when only its thread allocated while others ran), and in
+/// allocated_bytes at least kOtherThreadsBytesFloor when they allocated; for
 /// peak_bytes, all of the other threads' bytes (whether their blocks are
 /// live at the test's peak is scheduling). 0 when no other thread ran: a
 /// single-threaded test repeats exactly.
