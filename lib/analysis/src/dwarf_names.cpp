@@ -4,6 +4,7 @@
 
 #include <dwarf.h>
 
+#include <algorithm>
 #include <vector>
 
 namespace heapgate::detail {
@@ -99,30 +100,35 @@ std::string DwarfNamer::class_name(Dwarf_Die* die, int depth) {
 
 DwarfNamer::Key DwarfNamer::key_of(Dwarf_Die* die) { return Key{dwarf_cu_getdwarf(die->cu), dwarf_dieoffset(die)}; }
 
-void DwarfNamer::index_unit(Dwarf_Die* cu) {
-  const Key unit = key_of(cu);
-  if (!indexed_units_.insert(unit).second) return;
+const DwarfNamer::ParentIndex& DwarfNamer::index_unit(Dwarf_Die* cu) {
+  auto [it, inserted] = parents_.try_emplace(key_of(cu));
+  ParentIndex& index = it->second;
+  if (!inserted) return index;
   std::vector<Dwarf_Die> pending{*cu};
   while (!pending.empty()) {
     Dwarf_Die die = pending.back();
     pending.pop_back();
-    const Key parent_key = key_of(&die);
+    const Dwarf_Off parent_offset = dwarf_dieoffset(&die);
     Dwarf_Die child;
     if (dwarf_child(&die, &child) != 0) continue;
     do {
-      parents_.emplace(key_of(&child), parent_key);
+      index.emplace_back(dwarf_dieoffset(&child), parent_offset);
       if (descends(dwarf_tag(&child))) pending.push_back(child);
     } while (dwarf_siblingof(&child, &child) == 0);
   }
+  std::sort(index.begin(), index.end());
+  index.shrink_to_fit();
+  return index;
 }
 
 bool DwarfNamer::parent(Dwarf_Die* die, Dwarf_Die* result) {
   Dwarf_Die cu;
   if (dwarf_diecu(die, &cu, nullptr, nullptr) == nullptr) return false;
-  index_unit(&cu);
-  auto it = parents_.find(key_of(die));
-  if (it == parents_.end()) return false;
-  return dwarf_offdie(static_cast<Dwarf*>(const_cast<void*>(it->second.dwarf)), it->second.offset, result) != nullptr;
+  const ParentIndex& index = index_unit(&cu);
+  const Dwarf_Off offset = dwarf_dieoffset(die);
+  auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(offset, Dwarf_Off{0}));
+  if (it == index.end() || it->first != offset) return false;
+  return dwarf_offdie(dwarf_cu_getdwarf(die->cu), it->second, result) != nullptr;
 }
 
 std::string DwarfNamer::scope_prefix(Dwarf_Die* die, int depth) {

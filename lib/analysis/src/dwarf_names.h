@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace heapgate::detail {
 
@@ -48,7 +49,6 @@ class DwarfNamer {
 
   static Key key_of(Dwarf_Die* die);
   bool parent(Dwarf_Die* die, Dwarf_Die* result);
-  void index_unit(Dwarf_Die* cu);
   std::string scope_prefix(Dwarf_Die* die, int depth);
   std::string type_name(Dwarf_Die* type, int depth);
   std::string class_name(Dwarf_Die* type, int depth);
@@ -56,8 +56,12 @@ class DwarfNamer {
   std::string function_name(Dwarf_Die* die, int depth);
 
   std::function<std::string(const char*)> demangle_;
-  std::unordered_map<Key, Key, KeyHash> parents_;
-  std::unordered_set<Key, KeyHash> indexed_units_;
+  // Per compile unit, each DIE's offset and its parent's, sorted by the
+  // former: one vector a unit instead of a hash node a DIE (a unit of a
+  // template-heavy test file has hundreds of thousands).
+  using ParentIndex = std::vector<std::pair<Dwarf_Off, Dwarf_Off>>;
+  const ParentIndex& index_unit(Dwarf_Die* cu);
+  std::unordered_map<Key, ParentIndex, KeyHash> parents_;
   std::unordered_map<Key, std::string, KeyHash> functions_;
   std::unordered_map<Key, std::string, KeyHash> types_;
 };
