@@ -19,6 +19,7 @@
 #include "heapgate/sys.h"
 #include "block_stamps.h"
 #include "entry_points.h"
+#include "frame_walker.h"
 #include "jemalloc_hooks.h"
 #include "live_table.h"
 #include "size_classes.h"
@@ -85,6 +86,7 @@ struct alignas(64) ThreadSlot {
   // Only its thread's counting uses them (g_unregistered's: under the lock).
   BlockStamps::Cache alloc_stamps;
   BlockStamps::Cache free_stamps;
+  WalkMemory walk;  // `exact` mode's last stack of this thread (frame_walker.h)
 
   constexpr ThreadSlot() = default;
   constexpr explicit ThreadSlot(bool always_in_use) : in_use(always_in_use) {}
@@ -200,6 +202,7 @@ __attribute__((noinline)) ThreadSlot* register_thread() noexcept {
     slot = new_slot_locked();
     if (slot == nullptr) return nullptr;  // out of memory: this thread goes uncounted
     slot->in_use = true;
+    slot->walk.count = 0;  // a walk of the thread that had the slot before
   }
   t_slot = slot;
   // A key from PTHREAD_KEY_2NDLEVEL_SIZE on would make glibc calloc its
@@ -499,7 +502,9 @@ __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, vo
   // The block skipped from the counters (a test's fixture object) is still
   // recorded with its stack, as jemalloc's profiler would: the listener takes
   // it out of an exact test's profile counts itself.
-  if (g_capturing.load(std::memory_order_relaxed)) capture_alloc(ptr, usize, stack_start);
+  if (g_capturing.load(std::memory_order_relaxed)) {
+    capture_alloc(ptr, usize, stack_start, t_slot != nullptr ? &t_slot->walk : nullptr);
+  }
   if (t_skip_next) {
     t_skip_next = false;
     t_skipped_bytes = usize;
