@@ -288,14 +288,16 @@ LiveTable<Entry> g_unstamped;
 std::atomic<bool> g_unstamped_used{false};
 using Locked = std::lock_guard<LiveTable<Entry>>;
 
-__attribute__((noinline, cold)) void keep_unstamped(std::uintptr_t key, std::uint32_t epoch, std::uint64_t usize) noexcept {
+__attribute__((noinline, cold)) void keep_unstamped(std::uintptr_t key, std::uint32_t epoch,
+                                                    std::uint64_t usize) noexcept {
   g_unstamped_used.store(true, std::memory_order_relaxed);
   Locked lock(g_unstamped);
   g_unstamped.insert(Entry{key, epoch, pack_size(usize)});
 }
 
 // Adds one block (count +1) or removes one (-1) from this thread's share.
-HEAPGATE_HOT_INLINE void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t count, std::int64_t bytes) noexcept {
+HEAPGATE_HOT_INLINE void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t count,
+                                      std::int64_t bytes) noexcept {
   if (share.epoch.load(std::memory_order_relaxed) != window_epoch) {
     share.live_count.store(0, std::memory_order_relaxed);
     share.live_bytes.store(0, std::memory_order_relaxed);

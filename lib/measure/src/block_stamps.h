@@ -107,7 +107,8 @@ class BlockStamps {
 
   // find() and find_or_add() through a thread's cache.
   template <bool kAdd>
-  __attribute__((always_inline)) Stamp* locate_cached(Cache& cache, std::uintptr_t address, std::uint64_t usize) noexcept {
+  __attribute__((always_inline)) Stamp* locate_cached(Cache& cache, std::uintptr_t address,
+                                                      std::uint64_t usize) noexcept {
     const std::uintptr_t page = address >> kPageBits;
     Cache::Line& line = cache.lines[(usize >> 4) % Cache::kLines];
     if (line.page == page && line.usize == usize) {

@@ -418,12 +418,10 @@ __attribute__((weak, visibility("default"))) void* operator new[](std::size_t si
   return hg::new_via<void* (*)(std::size_t)>(hg::e_new_array, size, size, size);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_nothrow, size, size, size,
-                                                                      tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_nothrow, size, size, size, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size, hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size, size,
-                                                                      size, tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size, size, size, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::align a) {
   return hg::new_via<void* (*)(std::size_t, hg::align)>(hg::e_new_aligned, size, 0, size, a);

@@ -81,16 +81,28 @@ class Reader {
     if (shift < 64 && (b & 0x40) != 0) v |= ~std::uint64_t{0} << shift;
     return static_cast<std::int64_t>(v);
   }
-  // Skips a pointer in DW_EH_PE encoding `enc`; false for a variable-length one.
+  // Skips a pointer in DW_EH_PE encoding `enc`; false for an encoding it does not know.
   bool skip_encoded(std::uint8_t enc) noexcept {
     switch (enc & 0x0f) {
-      case 0x00: return skip(8);  // absptr
-      case 0x02: case 0x0a: return skip(2);
-      case 0x03: case 0x0b: return skip(4);
-      case 0x04: case 0x0c: return skip(8);
-      case 0x01: (void)uleb(); return ok_;
-      case 0x09: (void)sleb(); return ok_;
-      default: return false;
+      case 0x00:
+        return skip(8);  // absptr
+      case 0x02:
+      case 0x0a:
+        return skip(2);
+      case 0x03:
+      case 0x0b:
+        return skip(4);
+      case 0x04:
+      case 0x0c:
+        return skip(8);
+      case 0x01:
+        (void)uleb();
+        return ok_;
+      case 0x09:
+        (void)sleb();
+        return ok_;
+      default:
+        return false;
     }
   }
   bool skip(std::size_t bytes) noexcept {

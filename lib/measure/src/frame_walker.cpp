@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 //
-// Why not libunwind alone: unw_backtrace took ~1,300 instructions for a
-// 25-frame stack, most of `exact` mode's cost (docs/performance.md, issue
-// 30). It does what this file does, stepping each frame by a cached rule
-// from the DWARF call-frame information, but its cache is per thread, keyed
-// and filled through generic register state. Here a frame's step is one
-// lookup in a table of rules by return address, shared by all threads and
-// filled once per address, and three loads. Any frame the rules cannot
-// step (frame_rules.h) hands the whole stack back to libunwind.
+// Why not libunwind alone: unw_backtrace took ~1,500 instructions for the
+// 15-frame stacks of a test's allocations, most of `exact` mode's cost
+// (docs/performance.md, issue 30). It does what this file does, stepping
+// each frame by a cached rule from the DWARF call-frame information, but its
+// cache is per thread, keyed and filled through generic register state. Here
+// a frame's step is one lookup in a table of rules by return address, shared
+// by all threads and filled once per address, and three loads; and the
+// frames a thread's last walk shared with this one are not stepped again.
+// Any frame the rules cannot step (frame_rules.h) hands the whole stack back
+// to libunwind.
 #include "frame_walker.h"
 
 #include <sys/mman.h>
@@ -24,8 +26,10 @@
 // The walk starts from the registers of walk_stack()'s caller, which only
 // an entry written in assembly has untouched: the stack pointer at entry
 // points at the caller's return address, and rbp is still the caller's.
-extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack_from(
-    void** frames, int max, heapgate::detail::WalkMemory* memory, std::uintptr_t sp, std::uintptr_t bp) noexcept;
+extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack_from(void** frames, int max,
+                                                                              heapgate::detail::WalkMemory* memory,
+                                                                              std::uintptr_t sp,
+                                                                              std::uintptr_t bp) noexcept;
 #if defined(__x86_64__)
 extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack(void** frames, int max,
                                                                          heapgate::detail::WalkMemory* memory) noexcept;
@@ -90,9 +94,9 @@ __attribute__((noinline)) Step step_away_from_home(std::uintptr_t address) noexc
     return Step{flags, slot.cfa_offset, slot.bp_offset};
   }
   const FrameRule rule = frame_rule_at(address);
-  const Step step{static_cast<std::uint32_t>(rule.kind) | (rule.cfa_from_bp ? kCfaFromBp : 0u) |
-                      (rule.bp_saved ? kBpSaved : 0u),
-                  rule.cfa_offset, rule.bp_offset};
+  const Step step{
+      static_cast<std::uint32_t>(rule.kind) | (rule.cfa_from_bp ? kCfaFromBp : 0u) | (rule.bp_saved ? kBpSaved : 0u),
+      rule.cfa_offset, rule.bp_offset};
   for (unsigned probe = 0; probe < kProbes; ++probe) {
     Slot& slot = g_slots[(at + probe) & (kSlots - 1)];
     std::uintptr_t seen = 0;
@@ -196,8 +200,8 @@ void remember(WalkMemory& memory, const WalkMemory::Frame* fresh, int n, int kep
 // `sp`, its stack pointer is sp + 8, its rbp is `bp`. Each step: the CFA from
 // the frame's rule, the return address below it, rbp from where the frame
 // saved it, and the CFA as the next frame's stack pointer.
-extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail::WalkMemory* memory,
-                                        std::uintptr_t sp, std::uintptr_t bp) noexcept {
+extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail::WalkMemory* memory, std::uintptr_t sp,
+                                        std::uintptr_t bp) noexcept {
   using heapgate::detail::FrameRule;
   using heapgate::detail::WalkMemory;
   if (memory != nullptr && memory->busy) memory = nullptr;  // a signal handler's walk inside a walk
@@ -222,8 +226,9 @@ extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail
     if (memory != nullptr && cursor >= 0) {
       const WalkMemory::Frame* old = memory->frames;
       while (cursor >= 0 && old[cursor].sp < sp) --cursor;
-      if (cursor >= 0 && old[cursor].sp == sp && old[cursor].ip == ip && (!old[cursor].bp_matters || old[cursor].bp == bp) &&
-          n <= WalkMemory::kFrames && heapgate::detail::still_on_stack(*memory, cursor)) {
+      if (cursor >= 0 && old[cursor].sp == sp && old[cursor].ip == ip &&
+          (!old[cursor].bp_matters || old[cursor].bp == bp) && n <= WalkMemory::kFrames &&
+          heapgate::detail::still_on_stack(*memory, cursor)) {
         int total = n;
         for (int i = cursor; i >= 0 && total < max; --i) frames[total++] = reinterpret_cast<void*>(old[i].ip);
         // What rbp holds now, where it did not matter: the next walk compares
