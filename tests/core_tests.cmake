@@ -17,6 +17,9 @@ heapgate_add_test(scope_external_test JEMALLOC MALLOC_CONF "prof:true,prof_activ
 # The hooks' block stamps on their own, at made-up addresses.
 heapgate_add_test(block_stamps_test SOURCES unit/block_stamps_test.cpp LABELS scope)
 target_include_directories(block_stamps_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
+# `exact` mode's own stack walk against libunwind's.
+heapgate_add_test(frame_walker_test SOURCES unit/frame_walker_test.cpp LABELS scope)
+target_include_directories(frame_walker_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
 # The hooks' rounding of a request to a usable size, against jemalloc's own.
 heapgate_add_test(size_classes_test JEMALLOC SOURCES unit/size_classes_test.cpp LABELS scope)
 target_include_directories(size_classes_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)

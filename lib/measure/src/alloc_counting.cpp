@@ -19,10 +19,17 @@
 #include "heapgate/sys.h"
 #include "block_stamps.h"
 #include "entry_points.h"
+#include "frame_walker.h"
 #include "jemalloc_hooks.h"
 #include "live_table.h"
 #include "size_classes.h"
 #include "stack_capture.h"
+
+// The counting of one allocation or free is one function (note_allocated(),
+// note_freed()): the helpers it is written with are inlined into it, as a
+// call per helper cost about a third of its instructions (docs/performance.md,
+// issue 30).
+#define HEAPGATE_HOT_INLINE __attribute__((always_inline)) inline
 
 namespace heapgate::detail {
 namespace {
@@ -36,7 +43,6 @@ __attribute__((tls_model("initial-exec"))) thread_local bool t_skip_next = false
 __attribute__((tls_model("initial-exec"))) thread_local std::uint64_t t_skipped_bytes = 0;
 
 SallocxFn g_sallocx = nullptr;
-SizeClasses g_size_classes;  // the usable size of a request, without asking jemalloc
 
 // The hot path writes only memory its own thread owns (ThreadSlot) plus the
 // block's own stamp, with no locked instruction: a process-wide atomic add per
@@ -77,6 +83,10 @@ struct alignas(64) ThreadSlot {
   ThreadSlot* next = nullptr;
   bool in_use = false;
   WindowShare shares[kMaxWindows];
+  // Only its thread's counting uses them (g_unregistered's: under the lock).
+  BlockStamps::Cache alloc_stamps;
+  BlockStamps::Cache free_stamps;
+  WalkMemory walk;  // `exact` mode's last stack of this thread (frame_walker.h)
 
   constexpr ThreadSlot() = default;
   constexpr explicit ThreadSlot(bool always_in_use) : in_use(always_in_use) {}
@@ -185,13 +195,14 @@ void make_thread_key() noexcept {
   g_thread_key_made.store(pthread_key_create(&g_thread_key, thread_exited) == 0, std::memory_order_release);
 }
 
-ThreadSlot* register_thread() noexcept {
+__attribute__((noinline)) ThreadSlot* register_thread() noexcept {
   ThreadSlot* slot;
   {
     std::lock_guard<std::mutex> lock(g_registry_mutex);
     slot = new_slot_locked();
     if (slot == nullptr) return nullptr;  // out of memory: this thread goes uncounted
     slot->in_use = true;
+    slot->walk.count = 0;  // a walk of the thread that had the slot before
   }
   t_slot = slot;
   // A key from PTHREAD_KEY_2NDLEVEL_SIZE on would make glibc calloc its
@@ -205,7 +216,7 @@ ThreadSlot* register_thread() noexcept {
 
 // The calling thread's slot; nullptr if it has none and may not get one
 // (then the caller counts in g_unregistered, under g_registry_mutex).
-ThreadSlot* current_slot() noexcept {
+HEAPGATE_HOT_INLINE ThreadSlot* current_slot() noexcept {
   ThreadSlot* slot = t_slot;
   if (slot != nullptr || t_exited) return slot;
   return register_thread();
@@ -215,7 +226,7 @@ ThreadSlot* current_slot() noexcept {
 // (it counts in g_unregistered). A thread's last frees come while it exits,
 // and registering it then would set its key in the middle of glibc running
 // the keys' destructors.
-ThreadSlot* current_slot_for_free() noexcept { return t_slot; }
+HEAPGATE_HOT_INLINE ThreadSlot* current_slot_for_free() noexcept { return t_slot; }
 
 // The thread's counts move to g_exited and its shares to the open windows it
 // counted in, so sums stay exact after it is gone and its slot can be reused.
@@ -277,8 +288,16 @@ LiveTable<Entry> g_unstamped;
 std::atomic<bool> g_unstamped_used{false};
 using Locked = std::lock_guard<LiveTable<Entry>>;
 
+__attribute__((noinline, cold)) void keep_unstamped(std::uintptr_t key, std::uint32_t epoch,
+                                                    std::uint64_t usize) noexcept {
+  g_unstamped_used.store(true, std::memory_order_relaxed);
+  Locked lock(g_unstamped);
+  g_unstamped.insert(Entry{key, epoch, pack_size(usize)});
+}
+
 // Adds one block (count +1) or removes one (-1) from this thread's share.
-void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t count, std::int64_t bytes) noexcept {
+HEAPGATE_HOT_INLINE void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t count,
+                                      std::int64_t bytes) noexcept {
   if (share.epoch.load(std::memory_order_relaxed) != window_epoch) {
     share.live_count.store(0, std::memory_order_relaxed);
     share.live_bytes.store(0, std::memory_order_relaxed);
@@ -291,19 +310,17 @@ void add_to_share(WindowShare& share, std::uint32_t window_epoch, std::int64_t c
   if (live > share.peak_bytes.load(std::memory_order_relaxed)) share.peak_bytes.store(live, std::memory_order_relaxed);
 }
 
-void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept {
+HEAPGATE_HOT_INLINE void record_alloc_in(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept {
   bump(slot->allocations, 1);
   bump(slot->allocated_bytes, usize);
   const std::uint64_t active = g_windows_active.load(std::memory_order_acquire);
   if (active == 0) return;
   const std::uint32_t epoch = g_epoch.load(std::memory_order_relaxed);
   auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  if (std::atomic<std::uint32_t>* stamp = g_stamps.find_or_add(key, usize)) {
+  if (std::atomic<std::uint32_t>* stamp = g_stamps.locate_cached<true>(slot->alloc_stamps, key, usize)) {
     stamp->store(epoch, std::memory_order_relaxed);
   } else {
-    g_unstamped_used.store(true, std::memory_order_relaxed);
-    Locked lock(g_unstamped);
-    g_unstamped.insert(Entry{key, epoch, pack_size(usize)});
+    keep_unstamped(key, epoch, usize);
   }
   const auto size = static_cast<std::int64_t>(usize);
   for (std::uint64_t bits = active; bits != 0; bits &= bits - 1) {
@@ -327,20 +344,8 @@ struct Taken {
 // realloc), else 0: then its page's entry tells (BlockStamps::find_by_page),
 // never jemalloc, whose sallocx may change a thread's jemalloc state while
 // the thread is exiting.
-Taken take_block(void* ptr, std::uint64_t usize) noexcept {
-  Taken taken;
-  auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  std::atomic<std::uint32_t>* stamp = usize != 0 ? g_stamps.find(key, usize) : g_stamps.find_by_page(key, &usize);
-  taken.usize = usize;
-  if (stamp != nullptr) {
-    taken.epoch = stamp->load(std::memory_order_relaxed);
-    if (taken.epoch != 0) {
-      stamp->store(0, std::memory_order_relaxed);
-      taken.tracked = true;
-      return taken;
-    }
-  }
-  if (!g_unstamped_used.load(std::memory_order_relaxed)) return taken;
+// take_block() for a block that may be in g_unstamped; `taken` as found so far.
+__attribute__((noinline, cold)) Taken take_unstamped(std::uintptr_t key, Taken taken) noexcept {
   Entry entry;
   {
     Locked lock(g_unstamped);
@@ -351,6 +356,31 @@ Taken take_block(void* ptr, std::uint64_t usize) noexcept {
   taken.epoch = entry.epoch;
   taken.usize = unpack_size(entry.size);
   return taken;
+}
+
+// `slot` is the calling thread's, or nullptr if it has none.
+HEAPGATE_HOT_INLINE Taken take_block(ThreadSlot* slot, void* ptr, std::uint64_t usize) noexcept {
+  Taken taken;
+  auto key = reinterpret_cast<std::uintptr_t>(ptr);
+  std::atomic<std::uint32_t>* stamp = nullptr;
+  if (usize == 0) {
+    stamp = g_stamps.find_by_page(key, &usize);
+  } else if (slot != nullptr) {
+    stamp = g_stamps.locate_cached<false>(slot->free_stamps, key, usize);
+  } else {
+    stamp = g_stamps.find(key, usize);
+  }
+  taken.usize = usize;
+  if (stamp != nullptr) {
+    taken.epoch = stamp->load(std::memory_order_relaxed);
+    if (taken.epoch != 0) {
+      stamp->store(0, std::memory_order_relaxed);
+      taken.tracked = true;
+      return taken;
+    }
+  }
+  if (!g_unstamped_used.load(std::memory_order_relaxed)) return taken;
+  return take_unstamped(key, taken);
 }
 
 // Tracks a taken block again, as it was (a resize that failed).
@@ -368,7 +398,7 @@ void untake_block(void* ptr, const Taken& taken) noexcept {
   g_unstamped.insert(Entry{key, taken.epoch, pack_size(taken.usize)});
 }
 
-void count_free_in(ThreadSlot* slot, const Taken& taken) noexcept {
+HEAPGATE_HOT_INLINE void count_free_in(ThreadSlot* slot, const Taken& taken) noexcept {
   bump(slot->deallocations, 1);
   if (!taken.tracked) return;  // allocated outside every window: not ours to count
   const auto size = static_cast<std::int64_t>(taken.usize);
@@ -384,16 +414,25 @@ void count_free_in(ThreadSlot* slot, const Taken& taken) noexcept {
   if (!in_open_window) note_residue_freed(taken.epoch, taken.usize);
 }
 
-void record_alloc(void* ptr, std::uint64_t usize) noexcept {
-  if (ThreadSlot* slot = current_slot()) return record_alloc_in(slot, ptr, usize);
+__attribute__((noinline, cold)) void record_alloc_unregistered(void* ptr, std::uint64_t usize) noexcept {
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   record_alloc_in(&g_unregistered, ptr, usize);
 }
 
-void count_free(const Taken& taken) noexcept {
-  if (ThreadSlot* slot = current_slot_for_free()) return count_free_in(slot, taken);
+HEAPGATE_HOT_INLINE void record_alloc(void* ptr, std::uint64_t usize) noexcept {
+  if (ThreadSlot* slot = current_slot()) return record_alloc_in(slot, ptr, usize);
+  record_alloc_unregistered(ptr, usize);
+}
+
+__attribute__((noinline, cold)) void count_free_unregistered(const Taken& taken) noexcept {
   std::lock_guard<std::mutex> lock(g_registry_mutex);
   count_free_in(&g_unregistered, taken);
+}
+
+// `slot` as for take_block().
+HEAPGATE_HOT_INLINE void count_free(ThreadSlot* slot, const Taken& taken) noexcept {
+  if (slot != nullptr) return count_free_in(slot, taken);
+  count_free_unregistered(taken);
 }
 
 CountingSource decide_source() noexcept {
@@ -421,6 +460,7 @@ std::uint32_t g_stamps_cleared_at = 0;  // the epoch when g_stamps last forgot e
 
 std::atomic<std::uint64_t> g_entry_point_windows{0};
 std::atomic<std::uint64_t> g_windows_active{0};
+SizeClasses g_size_classes;
 
 // fork() copies a lock another thread holds as held, and no thread of the
 // child will release it: a child that then allocated in a window (a death
@@ -455,8 +495,6 @@ const char* why_no_counting() noexcept {
   return "neither heapgate's allocation entry points nor jemalloc's hooks can count in this process";
 }
 
-std::uint64_t usable_size_of_request(std::uint64_t size) noexcept { return g_size_classes.usable(size); }
-
 std::uint64_t usable_size_of_block(const void* ptr) noexcept { return g_sallocx(ptr, 0); }
 
 __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, void* stack_start) noexcept {
@@ -466,7 +504,9 @@ __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, vo
   // The block skipped from the counters (a test's fixture object) is still
   // recorded with its stack, as jemalloc's profiler would: the listener takes
   // it out of an exact test's profile counts itself.
-  if (g_capturing.load(std::memory_order_relaxed)) capture_alloc(ptr, usize, stack_start);
+  if (g_capturing.load(std::memory_order_relaxed)) {
+    capture_alloc(ptr, usize, stack_start, t_slot != nullptr ? &t_slot->walk : nullptr);
+  }
   if (t_skip_next) {
     t_skip_next = false;
     t_skipped_bytes = usize;
@@ -476,18 +516,19 @@ __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, vo
 }
 
 void note_freed(void* ptr, std::uint64_t usize) noexcept {
-  count_free(take_block(ptr, usize));
+  ThreadSlot* slot = current_slot_for_free();
+  count_free(slot, take_block(slot, ptr, usize));
   if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(ptr);
 }
 
 ResizeTicket begin_resize(void* ptr) noexcept {
-  const Taken taken = take_block(ptr, 0);
+  const Taken taken = take_block(nullptr, ptr, 0);
   return ResizeTicket{taken.tracked, taken.unstamped, taken.epoch, taken.usize};
 }
 
 __attribute__((noinline)) void resize_done(const ResizeTicket& ticket, void* old_ptr, void* new_ptr,
                                            std::uint64_t new_usize, void* stack_start) noexcept {
-  count_free(Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
+  count_free(current_slot_for_free(), Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
   if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(old_ptr);
   if (new_ptr != nullptr)
     note_allocated(new_ptr, new_usize, stack_start != nullptr ? stack_start : __builtin_return_address(0));

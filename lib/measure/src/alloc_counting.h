@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "heapgate/integration.h"
+#include "size_classes.h"
 
 namespace heapgate::detail {
 
@@ -135,8 +136,12 @@ void make_thread_key_early() noexcept;
 /// never for a free (see take_block() in alloc_counting.cpp).
 std::uint64_t usable_size_of_block(const void* ptr) noexcept;
 
+/// jemalloc's size classes, checked against nallocx when counting_source()
+/// is first decided; until then it knows no size.
+extern SizeClasses g_size_classes;
 /// The usable size of a plain request of `size` bytes when heapgate's table of
-/// jemalloc's size classes knows it, else 0.
-std::uint64_t usable_size_of_request(std::uint64_t size) noexcept;
+/// jemalloc's size classes knows it, else 0. Inline: every counted allocation
+/// and sized free asks, and a call cost more than the rounding.
+inline std::uint64_t usable_size_of_request(std::uint64_t size) noexcept { return g_size_classes.usable(size); }
 
 }  // namespace heapgate::detail

@@ -63,6 +63,30 @@ class BlockStamps {
   static constexpr unsigned kMinGranuleBits = 3;
   static constexpr unsigned kMaxGranuleBits = kPageBits;
 
+  // A thread's memory of the page it stamped or looked up last for each size,
+  // so that the next block of that page and size skips the walk from the top
+  // level and the size's encoding (about half of a lookup's instructions).
+  // By size, not by page: jemalloc hands a thread the blocks of a size from
+  // one slab until it is full, so consecutive blocks of a size share a page
+  // whatever other sizes come between. A line holds the page's entry as it
+  // was seen; it is used only while the entry still holds that value, so a
+  // page that changed class since, or lost its run in clear(), is looked up
+  // again. Owned by one thread (or used under a lock), like the counters it
+  // sits beside; allocations and frees keep one each, as they walk different
+  // pages.
+  struct Cache {
+    struct Line {
+      std::uintptr_t page = ~std::uintptr_t{0};
+      std::uint64_t usize = 0;
+      const std::atomic<std::uintptr_t>* entry = nullptr;
+      std::uintptr_t value = 0;
+    };
+    // Sizes to 1 KiB fall on lines of their own (16-byte steps to 128, then
+    // 32 to 256, 64 to 512, 128 to 1024: (usize / 16) % 64 differ).
+    static constexpr unsigned kLines = 64;
+    Line lines[kLines];
+  };
+
   // Reserves the top level; false (and every lookup nullptr) if it cannot.
   bool init() noexcept {
     top_ = static_cast<std::atomic<Region*>*>(reserve(kTopSlots * sizeof(std::atomic<Region*>), false));
@@ -72,12 +96,30 @@ class BlockStamps {
   // The stamp of the block of usable size `usize` at `address`, nullptr if no
   // block of its size in its page was stamped since the page last changed
   // size class.
-  Stamp* find(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<false>(address, usize); }
+  Stamp* find(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<false>(address, usize, nullptr); }
 
   // The same, giving the page a run of stamps for that size first if needed;
   // nullptr if the address is beyond kAddressBits, the size cannot be kept
   // in a page's entry (above kMaxPagesInEntry pages), or memory ran out.
-  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept { return locate<true>(address, usize); }
+  Stamp* find_or_add(std::uintptr_t address, std::uint64_t usize) noexcept {
+    return locate<true>(address, usize, nullptr);
+  }
+
+  // find() and find_or_add() through a thread's cache.
+  template <bool kAdd>
+  __attribute__((always_inline)) Stamp* locate_cached(Cache& cache, std::uintptr_t address,
+                                                      std::uint64_t usize) noexcept {
+    const std::uintptr_t page = address >> kPageBits;
+    Cache::Line& line = cache.lines[(usize >> 4) % Cache::kLines];
+    if (line.page == page && line.usize == usize) {
+      const std::uintptr_t run = line.entry->load(std::memory_order_acquire);
+      if (run == line.value) return stamp_in(run, address);
+    }
+    Cache::Line seen{page, usize, nullptr, 0};
+    Stamp* stamp = locate<kAdd>(address, usize, &seen);
+    if (stamp != nullptr) line = seen;
+    return stamp;
+  }
 
   // The stamp at `address` by its page's entry alone, and the usable size of
   // the blocks the page was stamped for (`*usize`); nullptr if nothing was
@@ -96,7 +138,7 @@ class BlockStamps {
     const std::uintptr_t run = region->pages[(address & kRegionMask) >> kPageBits].load(std::memory_order_acquire);
     if (run == 0) return nullptr;
     *usize = size_of_code(run >> kSizeShift);
-    return reinterpret_cast<Stamp*>(run & kRunMask) + ((address & kPageMask) >> tag_bits(run));
+    return stamp_in(run, address);
   }
 
   // Forgets every stamp (for when epochs are about to wrap): every page loses
@@ -162,8 +204,15 @@ class BlockStamps {
     return std::max<std::size_t>(16, (std::size_t{1} << (kPageBits - bits)) * sizeof(Stamp));
   }
 
+  // The stamp of `address` in the run of a page's entry `run`.
+  static Stamp* stamp_in(std::uintptr_t run, std::uintptr_t address) noexcept {
+    return reinterpret_cast<Stamp*>(run & kRunMask) + ((address & kPageMask) >> tag_bits(run));
+  }
+
+  // `seen` (if given) receives the page's entry and the value the stamp was
+  // found by.
   template <bool kAdd>
-  Stamp* locate(std::uintptr_t address, std::uint64_t usize) noexcept {
+  Stamp* locate(std::uintptr_t address, std::uint64_t usize, Cache::Line* seen) noexcept {
     if (top_ == nullptr || !in_range(address)) return nullptr;
     std::atomic<Region*>& region_slot = top_[address >> kRegionBits];
     Region* region = region_slot.load(std::memory_order_acquire);
@@ -182,6 +231,10 @@ class BlockStamps {
       if (!kAdd) return nullptr;
       run = give_run(entry, run, bits, kind);
       if (run == 0) return nullptr;
+    }
+    if (seen != nullptr) {
+      seen->entry = &entry;
+      seen->value = run;
     }
     return reinterpret_cast<Stamp*>(run & kRunMask) + ((address & kPageMask) >> bits);
   }

@@ -178,25 +178,26 @@ inline bool counts(Entry e) noexcept {
   return g_entry_point_windows.load(std::memory_order_relaxed) != 0 && (g_real.counted >> e & 1) != 0;
 }
 
-inline std::uint64_t request(std::size_t size) noexcept { return usable_size_of_request(size); }
-
 // The many faces of allocating and freeing, each written once. An exact-mode
 // stack starts in the entry point's own frame (note_allocated(..., nullptr)),
 // so it reads `malloc` or `operator new` innermost, as jemalloc's own
 // profiles do. No lambdas: every frame of an entry point must read as an
 // allocator frame or heapgate's, in stacks recorded here and in those
-// jemalloc's profiler records through it.
+// jemalloc's profiler records through it. `request_or_0` is the size asked
+// for or given back when its usable size is the request rounded up to a size
+// class, else 0 (jemalloc is asked); it is rounded only once a window counts,
+// so the calls outside windows pay nothing for it.
 template <typename Fn, typename... Args>
-inline void* allocated(Entry e, std::uint64_t usize_or_0, Fn fn, Args... args) {
+inline void* allocated(Entry e, std::size_t request_or_0, Fn fn, Args... args) {
   if (!counts(e)) return fn(args...);
   void* p = fn(args...);
-  if (p != nullptr) note_allocated(p, usize_or_0, nullptr);
+  if (p != nullptr) note_allocated(p, usable_size_of_request(request_or_0), nullptr);
   return p;
 }
 
 template <typename Fn, typename... Args>
-inline void freed(Entry e, void* p, std::uint64_t usize_or_0, Fn fn, Args... args) noexcept {
-  if (p != nullptr && counts(e)) note_freed(p, usize_or_0);
+inline void freed(Entry e, void* p, std::size_t request_or_0, Fn fn, Args... args) noexcept {
+  if (p != nullptr && counts(e)) note_freed(p, usable_size_of_request(request_or_0));
   fn(p, args...);
 }
 
@@ -267,7 +268,7 @@ HEAPGATE_ENTRY void* malloc(std::size_t size) noexcept {
   if (!hg::ready()) return hg::boot_alloc(size);
   auto fn = hg::real<void* (*)(std::size_t)>(hg::e_malloc);
   if (hg::from_loader(__builtin_return_address(0))) return fn(size);
-  return hg::allocated(hg::e_malloc, hg::request(size), fn, size);
+  return hg::allocated(hg::e_malloc, size, fn, size);
 }
 
 HEAPGATE_ENTRY void* calloc(std::size_t count, std::size_t size) noexcept {
@@ -334,7 +335,7 @@ HEAPGATE_ENTRY void* mallocx(std::size_t size, int flags) noexcept {
   if (!hg::ready()) return nullptr;
   auto fn = hg::real<void* (*)(std::size_t, int)>(hg::e_mallocx);
   if (fn == nullptr) return nullptr;
-  return hg::allocated(hg::e_mallocx, flags == 0 ? hg::request(size) : 0, fn, size, flags);
+  return hg::allocated(hg::e_mallocx, flags == 0 ? size : 0, fn, size, flags);
 }
 
 HEAPGATE_ENTRY void* rallocx(void* p, std::size_t size, int flags) noexcept {
@@ -372,7 +373,7 @@ HEAPGATE_ENTRY void dallocx(void* p, int flags) noexcept {
 HEAPGATE_ENTRY void sdallocx(void* p, std::size_t size, int flags) noexcept {
   if (hg::is_boot(p) || !hg::ready()) return;
   auto fn = hg::real<void (*)(void*, std::size_t, int)>(hg::e_sdallocx);
-  hg::freed(hg::e_sdallocx, p, flags == 0 ? hg::request(size) : 0, fn, size, flags);
+  hg::freed(hg::e_sdallocx, p, flags == 0 ? size : 0, fn, size, flags);
 }
 
 // The replaceable operator new and delete. Each forwards to the same
@@ -383,46 +384,44 @@ HEAPGATE_ENTRY void sdallocx(void* p, std::size_t size, int flags) noexcept {
 namespace heapgate::detail {
 namespace {
 template <typename Fn, typename... Args>
-inline void* new_via(Entry e, std::size_t size, std::uint64_t usize_or_0, Args... args) {
+inline void* new_via(Entry e, std::size_t size, std::size_t request_or_0, Args... args) {
   void* p = nullptr;
   if (!hg::ready()) {
     p = hg::boot_alloc(size);
   } else if (hg::g_real.fn[e] == nullptr) {
     p = malloc(size);
   } else {
-    return hg::allocated(e, usize_or_0, hg::real<Fn>(e), args...);
+    return hg::allocated(e, request_or_0, hg::real<Fn>(e), args...);
   }
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
 template <typename Fn, typename... Args>
-inline void* new_nothrow_via(Entry e, std::size_t size, std::uint64_t usize_or_0, Args... args) noexcept {
+inline void* new_nothrow_via(Entry e, std::size_t size, std::size_t request_or_0, Args... args) noexcept {
   if (!hg::ready()) return hg::boot_alloc(size);
   if (hg::g_real.fn[e] == nullptr) return malloc(size);
-  return hg::allocated(e, usize_or_0, hg::real<Fn>(e), args...);
+  return hg::allocated(e, request_or_0, hg::real<Fn>(e), args...);
 }
 template <typename Fn, typename... Args>
-inline void delete_via(Entry e, void* p, std::uint64_t usize_or_0, Args... args) noexcept {
+inline void delete_via(Entry e, void* p, std::size_t request_or_0, Args... args) noexcept {
   if (hg::is_boot(p) || !hg::ready()) return;
   if (hg::g_real.fn[e] == nullptr) return free(p);
-  hg::freed(e, p, usize_or_0, hg::real<Fn>(e), args...);
+  hg::freed(e, p, request_or_0, hg::real<Fn>(e), args...);
 }
 }  // namespace
 }  // namespace heapgate::detail
 
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size) {
-  return hg::new_via<void* (*)(std::size_t)>(hg::e_new, size, hg::request(size), size);
+  return hg::new_via<void* (*)(std::size_t)>(hg::e_new, size, size, size);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size) {
-  return hg::new_via<void* (*)(std::size_t)>(hg::e_new_array, size, hg::request(size), size);
+  return hg::new_via<void* (*)(std::size_t)>(hg::e_new_array, size, size, size);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_nothrow, size, hg::request(size), size,
-                                                                      tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_nothrow, size, size, size, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size, hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size, hg::request(size),
-                                                                      size, tag);
+  return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size, size, size, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::align a) {
   return hg::new_via<void* (*)(std::size_t, hg::align)>(hg::e_new_aligned, size, 0, size, a);
@@ -454,10 +453,10 @@ __attribute__((weak, visibility("default"))) void operator delete[](void* p, hg:
   hg::delete_via<void (*)(void*, hg::nothrow_ref)>(hg::e_delete_array_nothrow, p, 0, tag);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, std::size_t size) noexcept {
-  hg::delete_via<void (*)(void*, std::size_t)>(hg::e_delete_sized, p, hg::request(size), size);
+  hg::delete_via<void (*)(void*, std::size_t)>(hg::e_delete_sized, p, size, size);
 }
 __attribute__((weak, visibility("default"))) void operator delete[](void* p, std::size_t size) noexcept {
-  hg::delete_via<void (*)(void*, std::size_t)>(hg::e_delete_array_sized, p, hg::request(size), size);
+  hg::delete_via<void (*)(void*, std::size_t)>(hg::e_delete_array_sized, p, size, size);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, hg::align a) noexcept {
   hg::delete_via<void (*)(void*, hg::align)>(hg::e_delete_aligned, p, 0, a);

@@ -4,6 +4,7 @@
 // live block, looked up again when it is freed.
 #pragma once
 
+#include <sched.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -32,9 +33,19 @@ inline std::uint64_t unpack_size(std::uint32_t packed) noexcept {
 template <typename Entry>
 class LiveTable {
  public:
+  // Spins briefly, then yields: with more threads than cores (8 threads in
+  // one `exact` window on 2 cores), a holder that lost its core kept the
+  // others spinning for their whole time slice.
   void lock() noexcept {
+    unsigned spins = 0;
     while (locked_.exchange(true, std::memory_order_acquire)) {
-      while (locked_.load(std::memory_order_relaxed)) __builtin_ia32_pause();
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++spins < kSpinsBeforeYield) {
+          __builtin_ia32_pause();
+        } else {
+          ::sched_yield();
+        }
+      }
     }
   }
   void unlock() noexcept { locked_.store(false, std::memory_order_release); }
@@ -119,6 +130,7 @@ class LiveTable {
     return true;
   }
 
+  static constexpr unsigned kSpinsBeforeYield = 128;
   std::atomic<bool> locked_{false};
   bool release_old_ = false;
   Entry* slots_ = nullptr;

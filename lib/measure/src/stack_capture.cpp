@@ -117,6 +117,9 @@ __attribute__((tls_model("initial-exec"))) thread_local bool t_holds_lock = fals
 
 // Set before g_capturing turns on; always the same function once set.
 std::atomic<BacktraceFn> g_backtrace{nullptr};
+// heapgate's own walk (frame_walker.h) comes first; libunwind takes the
+// stacks it cannot step through.
+std::atomic<bool> g_walk{false};
 
 using Locked = std::lock_guard<LiveTable<PointerEntry>>;
 
@@ -284,6 +287,7 @@ bool begin_stack_capture() noexcept {
   const BacktraceFn backtrace = libunwind_backtrace();
   if (backtrace == nullptr) return false;
   g_backtrace.store(backtrace, std::memory_order_relaxed);
+  g_walk.store(frame_walker_ready(), std::memory_order_relaxed);
   {
     Locked lock(g_pointers);
     clear_locked();
@@ -299,14 +303,15 @@ void clear_stack_capture() noexcept {
   clear_locked();
 }
 
-void capture_alloc(void* ptr, std::uint64_t usize, void* caller) noexcept {
+void capture_alloc(void* ptr, std::uint64_t usize, void* caller, WalkMemory* walk) noexcept {
   void* frames[kMaxFrames + kOwnFramesSearched];
   int got = 0;
   {
     // libunwind allocates a little on a thread's first unwind (its per-thread
     // cache); jemalloc calls the hooks for it again: heapgate's cost, not the test's.
     HookSuppressor suppress;
-    got = g_backtrace.load(std::memory_order_relaxed)(frames, kMaxFrames + kOwnFramesSearched);
+    got = g_walk.load(std::memory_order_relaxed) ? walk_stack(frames, kMaxFrames + kOwnFramesSearched, walk) : -1;
+    if (got < 0) got = g_backtrace.load(std::memory_order_relaxed)(frames, kMaxFrames + kOwnFramesSearched);
   }
   int first = 0;
   for (int i = 0; i < got && i < kOwnFramesSearched; ++i) {

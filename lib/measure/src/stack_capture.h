@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "frame_walker.h"
 #include "heapgate/error.h"
 #include "heapgate/profile.h"
 
@@ -42,8 +43,9 @@ void clear_stack_capture() noexcept;
 /// From the counting, while g_capturing: a block of `usize` usable bytes at
 /// `ptr`; `caller` is where the kept stack starts: the return address of
 /// heapgate's entry point (in the code that allocated) or of jemalloc's hook
-/// (inside jemalloc, as jemalloc's own stacks start).
-void capture_alloc(void* ptr, std::uint64_t usize, void* caller) noexcept;
+/// (inside jemalloc, as jemalloc's own stacks start). `walk` is the calling
+/// thread's memory of its last stack (frame_walker.h), or nullptr.
+void capture_alloc(void* ptr, std::uint64_t usize, void* caller, WalkMemory* walk) noexcept;
 /// From the counting: a block freed; counts only if it was recorded.
 void capture_dalloc(void* ptr) noexcept;
 
