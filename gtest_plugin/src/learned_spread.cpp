@@ -58,8 +58,7 @@ SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request
   return SpreadSamples{std::move(report), std::move(outcome)};
 }
 
-void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples& samples,
-                 std::chrono::seconds budget) {
+void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples& samples, std::chrono::seconds budget) {
   if (!samples.report) {
     std::fprintf(stderr,
                  "heapgate: the spread of %zu tests other threads allocated in or ran during was not learned: %s\n",

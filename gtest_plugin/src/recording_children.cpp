@@ -15,24 +15,24 @@ RecordingChildren::RecordingChildren(const Options& options, const std::string& 
   // directory when done, after the report was read into the value returned.
   // Neither path uses the symbolizer (the children name their stacks).
   if (sites_filter) {
-    call_sites_ = std::async(std::launch::async, [&options, binary_path, &symbolizer, filter = *sites_filter,
-                                                  budget]() -> CallSites {
-      const Clock::time_point started = Clock::now();
-      RerunExplainer explainer(options, binary_path, symbolizer);
-      explainer.use_own_temp_dirs();
-      auto sites = explainer.call_sites(filter, budget);
-      return CallSites{std::move(sites), Clock::now() - started};
-    });
+    call_sites_ = std::async(std::launch::async,
+                             [&options, binary_path, &symbolizer, filter = *sites_filter, budget]() -> CallSites {
+                               const Clock::time_point started = Clock::now();
+                               RerunExplainer explainer(options, binary_path, symbolizer);
+                               explainer.use_own_temp_dirs();
+                               auto sites = explainer.call_sites(filter, budget);
+                               return CallSites{std::move(sites), Clock::now() - started};
+                             });
   }
   if (spread_request_) {
-    spread_ = std::async(std::launch::async, [&options, binary_path, &symbolizer, request = *spread_request_,
-                                              budget]() -> Spread {
-      const Clock::time_point started = Clock::now();
-      RerunExplainer explainer(options, binary_path, symbolizer);
-      explainer.use_own_temp_dirs();
-      SpreadSamples samples = run_spread(explainer, request, budget);
-      return Spread{std::move(samples), Clock::now() - started};
-    });
+    spread_ = std::async(std::launch::async,
+                         [&options, binary_path, &symbolizer, request = *spread_request_, budget]() -> Spread {
+                           const Clock::time_point started = Clock::now();
+                           RerunExplainer explainer(options, binary_path, symbolizer);
+                           explainer.use_own_temp_dirs();
+                           SpreadSamples samples = run_spread(explainer, request, budget);
+                           return Spread{std::move(samples), Clock::now() - started};
+                         });
   }
 }
 

@@ -291,7 +291,8 @@ Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
     result.estimated = true;
     result.sampling_errors = sampling_errors(*profile);
   }
-  if (captures_stacks_ && options_.profile_in_memory) result.profile = std::make_shared<const Profile>(std::move(*profile));
+  if (captures_stacks_ && options_.profile_in_memory)
+    result.profile = std::make_shared<const Profile>(std::move(*profile));
   return result;
 }
 
