@@ -1027,9 +1027,11 @@ TEST(LearnedSpread, CountsThatFollowTimingAreShownNotGatedButLeaksStillAre) {
   leaking.live_allocations = 500;
   leaking.live_bytes = 16000;
   EXPECT_EQ(compare_to_baseline(leaking, &queue, Tolerances::strict()).verdict, Verdict::regressed);
-  // A band that varied by less than 2x, or by less than 100 allocations, is gated as a band.
-  band.low = metrics(1700);
-  EXPECT_FALSE(timing_bound(band));
+  // A band that varied by a quarter or less, or by less than 100 allocations, is gated as a band.
+  band.low = metrics(2602);
+  EXPECT_TRUE(timing_bound(band));  // 651 apart: more than 25% of 2602
+  band.low = metrics(2603);
+  EXPECT_FALSE(timing_bound(band));  // 650 apart: 25% of 2603 is 650.75
   band.low = metrics(1);
   band.high = metrics(90);
   EXPECT_FALSE(timing_bound(band));

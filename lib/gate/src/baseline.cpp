@@ -118,7 +118,8 @@ bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept { retur
 bool timing_bound(const NoiseBand& band) noexcept {
   const std::uint64_t low = band.low.allocations;
   const std::uint64_t high = band.high.allocations;
-  return high >= kTimingBoundMinimum + low && static_cast<double>(high) >= kTimingBoundRatio * static_cast<double>(low);
+  return high >= kTimingBoundMinimum + low &&
+         static_cast<double>(high - low) > kTimingBoundSpread * static_cast<double>(low);
 }
 
 std::string binary_name_problem(std::string_view name) {

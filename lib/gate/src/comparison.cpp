@@ -177,8 +177,9 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   if (!timing.empty()) {
     c.note = (c.note.empty() ? "" : c.note + ". ") + "Counts follow timing: over the " +
              std::to_string(baseline->noise->runs) + " runs recorded " + timing +
-             "; the allocations spread over more than " + std::to_string(static_cast<int>(kTimingBoundRatio + 0.5)) +
-             "x, as a test that works for a fixed time or as fast as another thread drains a queue does, so these "
+             "; the allocations spread by more than " +
+             std::to_string(static_cast<int>(kTimingBoundSpread * 100 + 0.5)) +
+             "%, as a test that works for a fixed time or as fast as another thread drains a queue does, so these "
              "are not gated (its leaks are; give it fixed work to gate it)";
   }
   if (current_mode && (*current_mode == Mode::sampled) != (baseline->mode == Mode::sampled)) {
