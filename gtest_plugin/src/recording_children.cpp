@@ -5,34 +5,40 @@
 #include <utility>
 
 namespace heapgate::gtest {
+namespace {
+
+// Runs `run(explainer)` on a thread of its own, timed. The explainer lives
+// on that thread: it removes its child's directory when done, after the
+// report was read into the value returned. Neither child's path uses the
+// symbolizer (the children name their stacks).
+template <typename Run>
+auto in_background(const Options& options, const std::string& binary_path, Symbolizer& symbolizer, Run run) {
+  using Value = decltype(run(std::declval<RerunExplainer&>()));
+  return std::async(std::launch::async, [&options, binary_path, &symbolizer, run = std::move(run)]() {
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point started = Clock::now();
+    RerunExplainer explainer(options, binary_path, symbolizer);
+    explainer.use_own_temp_dirs();
+    Value value = run(explainer);
+    return RecordingChildren::Finished<Value>{std::move(value), Clock::now() - started};
+  });
+}
+
+}  // namespace
 
 RecordingChildren::RecordingChildren(const Options& options, const std::string& binary_path, Symbolizer& symbolizer,
                                      std::optional<std::string> sites_filter, std::optional<SpreadRequest> spread,
                                      std::chrono::seconds budget)
     : spread_request_(std::move(spread)) {
-  using Clock = std::chrono::steady_clock;
-  // Each child's explainer lives on its thread: it removes the child's
-  // directory when done, after the report was read into the value returned.
-  // Neither path uses the symbolizer (the children name their stacks).
   if (sites_filter) {
-    call_sites_ = std::async(std::launch::async,
-                             [&options, binary_path, &symbolizer, filter = *sites_filter, budget]() -> CallSites {
-                               const Clock::time_point started = Clock::now();
-                               RerunExplainer explainer(options, binary_path, symbolizer);
-                               explainer.use_own_temp_dirs();
-                               auto sites = explainer.call_sites(filter, budget);
-                               return CallSites{std::move(sites), Clock::now() - started};
-                             });
+    call_sites_ = in_background(options, binary_path, symbolizer, [filter = *sites_filter, budget](RerunExplainer& e) {
+      return e.call_sites(filter, budget);
+    });
   }
   if (spread_request_) {
-    spread_ = std::async(std::launch::async,
-                         [&options, binary_path, &symbolizer, request = *spread_request_, budget]() -> Spread {
-                           const Clock::time_point started = Clock::now();
-                           RerunExplainer explainer(options, binary_path, symbolizer);
-                           explainer.use_own_temp_dirs();
-                           SpreadSamples samples = run_spread(explainer, request, budget);
-                           return Spread{std::move(samples), Clock::now() - started};
-                         });
+    spread_ = in_background(options, binary_path, symbolizer, [request = *spread_request_, budget](RerunExplainer& e) {
+      return run_spread(e, request, budget);
+    });
   }
 }
 
