@@ -349,6 +349,24 @@ TEST(GateTest, RegressionIsExplainedByOneMoreRun) {
   EXPECT_NE(text.find("20 allocations"), std::string::npos) << text;
 }
 
+// A test that allocated nothing when recorded has no call sites, and that is
+// all of them: its first allocation is explained by its site (cpp-httplib's
+// DecodePathTest with a planted malloc).
+TEST(GateTest, TheFirstAllocationOfATestThatHadNoneIsNamedBySite) {
+  FakeExplainer explainer;
+  Explanation e;
+  e.stacks = {stack({"Decode_Test::TestBody() at test.cc:386"}, 0, 1)};
+  e.source = "exact re-run";
+  explainer.explain_result = e;
+  BaselineEntry none = entry(0);
+  TestRecord r = record_of(observed(1));
+  gate_test(r, observed(1), &none, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{1, true});
+  EXPECT_EQ(r.verdict, Verdict::regressed);
+  EXPECT_NE(r.message.find("by call site, against the baseline:\n+1 allocation"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("test.cc:386"), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.find("records no call sites"), std::string::npos) << r.message;
+}
+
 // A regression must reproduce: a fresh run within the baseline clears it
 // (timing noise); fresh runs that regress too confirm it.
 TEST(GateTest, RegressionThatAFreshRunDoesNotReproduceIsNoise) {

@@ -191,7 +191,13 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       // against what it did when the baseline was recorded.
       record.call_sites = explained->call_sites_complete ? explained->call_sites : call_sites_of(explained->stacks);
       record.call_sites_complete = explained->call_sites_complete;
-      if (baseline != nullptr && !baseline->call_sites.empty()) {
+      // A test that allocated nothing when recorded has no call sites, and
+      // that is all of them: every site now is a change.
+      const bool baseline_sites_known =
+          baseline != nullptr &&
+          (!baseline->call_sites.empty() ||
+           (baseline->metrics.allocations == 0 && is_measured(baseline->not_measured, MetricName::allocations)));
+      if (baseline_sites_known) {
         record.baseline_call_sites = baseline->call_sites;
         const std::string changes = explain_call_site_changes(baseline->call_sites, record.call_sites);
         if (!changes.empty()) record.message += "\nby call site, against the baseline:\n" + changes;
