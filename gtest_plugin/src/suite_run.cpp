@@ -324,11 +324,6 @@ void SuiteRun::say_where_time_went(std::chrono::steady_clock::duration suite, st
                side_by_side ? " (these two side by side, while the tests were judged)" : "");
 }
 
-// A baseline being recorded keeps each test's call sites, so a later
-// regression is explained as the change at each site: one exact run of the
-// same tests in a child (only when recording, never on an ordinary run).
-// Tests it could not measure are named: a baseline without call sites
-// explains a regression with this run's stacks only.
 bool SuiteRun::lacks_call_sites(const TestRecord& t) const {
   return t.call_sites.empty() && !t.gtest_failed && t.metrics.allocations > 0;
 }
@@ -338,6 +333,11 @@ bool SuiteRun::wants_call_sites(const std::vector<const TestRecord*>& tests) con
   return std::any_of(tests.begin(), tests.end(), [this](const TestRecord* t) { return lacks_call_sites(*t); });
 }
 
+// A baseline being recorded keeps each test's call sites, so a later
+// regression is explained as the change at each site: one exact run of the
+// same tests in a child (only when recording, never on an ordinary run).
+// Tests it could not measure are named: a baseline without call sites
+// explains a regression with this run's stacks only.
 void SuiteRun::record_call_sites() {
   std::vector<const TestRecord*> tests;
   for (const TestRecord& t : records_.tests) tests.push_back(&t);
