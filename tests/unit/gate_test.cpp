@@ -1023,6 +1023,30 @@ TEST(SchedulingAllowance, ABufferThatChangesSizeClassByTimingIsNotARegression) {
   EXPECT_EQ(compare_to_baseline(six_more, &server, Tolerances::strict()).verdict, Verdict::regressed);
 }
 
+TEST(SchedulingAllowance, OneMoreBlockMayBeTheLargestKindTheTestMakes) {
+  // cpp-httplib: a connection opened once more by timing, one more 4 KiB
+  // socket buffer, 42 other-thread blocks of 365 bytes on average.
+  BaselineEntry server = entry(57);
+  server.metrics.allocated_bytes = 20176;
+  server.other_threads = ThreadShare{42, 15312, 0};
+  server.call_sites = {CallSite{"httplib::detail::SocketStream::SocketStream()", "httplib.h:11502", 2, 8192},
+                       CallSite{"std::string::reserve()", "", 20, 640}};
+  Metrics reconnected = server.metrics;
+  reconnected.allocations += 1;
+  reconnected.allocated_bytes += 4096;
+  EXPECT_EQ(compare_to_baseline(reconnected, &server, Tolerances::strict()).verdict, Verdict::pass);
+  // Two more are beyond one block's allowance.
+  reconnected.allocations += 1;
+  reconnected.allocated_bytes += 4096;
+  EXPECT_EQ(compare_to_baseline(reconnected, &server, Tolerances::strict()).verdict, Verdict::regressed);
+  // Without the call sites only the 1 KiB floor holds.
+  server.call_sites.clear();
+  Metrics one = server.metrics;
+  one.allocations += 1;
+  one.allocated_bytes += 4096;
+  EXPECT_EQ(compare_to_baseline(one, &server, Tolerances::strict()).verdict, Verdict::regressed);
+}
+
 TEST(LearnedSpread, CountsThatFollowTimingAreShownNotGatedButLeaksStillAre) {
   // A test that enqueues as fast as a worker drains: 9, 3,253 and 3,253
   // allocations in the three runs that recorded it.
