@@ -33,14 +33,17 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
   // The runs each test still lacks: the exact run that recorded the call
   // sites may have counted the tests it finished (record_call_sites()).
   std::size_t have = static_cast<std::size_t>(kLearnedRuns);
+  double milliseconds = 0;
   for (const TestRecord* t : tests) {
     if (!may_vary(*t)) continue;
     names += (names.empty() ? "" : ":") + t->name;
     ++learned;
     have = std::min(have, t->samples.size());
+    milliseconds += t->duration_ms;
   }
   if (learned == 0) return std::nullopt;
-  const int runs = kLearnedRuns - static_cast<int>(have) - runs_elsewhere;
+  const int wanted = milliseconds < kCheapSpreadMilliseconds ? kCheapLearnedRuns : kLearnedRuns;
+  const int runs = wanted - static_cast<int>(have) - runs_elsewhere;
   if (runs <= 0) return std::nullopt;
   SpreadRequest request;
   const bool by_name = names.size() <= kMostFilterBytes;
@@ -49,6 +52,7 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
   request.runs = runs;
   request.tests = learned;
   request.runs_elsewhere = static_cast<int>(have) + runs_elsewhere;
+  request.wanted = wanted;
   return request;
 }
 
@@ -78,7 +82,7 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
         if (sampled_measurement(*s)) t.samples.push_back(s->metrics);
       }
     }
-    if (t.samples.size() < static_cast<std::size_t>(kLearnedRuns)) ++short_of_runs;
+    if (t.samples.size() < static_cast<std::size_t>(request.wanted)) ++short_of_runs;
     for (const Metrics& m : t.samples) {
       if (m != t.metrics) {
         ++varied;
@@ -90,7 +94,7 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
       stderr,
       "heapgate: learned the spread of %zu tests other threads allocated in or ran during (%d more runs each%s): "
       "%zu varied, and their baseline entries keep the band\n",
-      request.tests, kLearnedRuns,
+      request.tests, request.wanted,
       request.runs_elsewhere > 0 ? ", one of them the exact run that recorded the call sites" : "", varied);
   if (short_of_runs > 0) {
     const sys::ProcessResult& outcome = samples.outcome;
@@ -100,7 +104,7 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
     std::fprintf(stderr,
                  "heapgate: %zu of them have fewer than %d more runs (the child that ran them %s); their bands "
                  "are narrower; fix: record again (--heapgate_update_baselines)\n",
-                 short_of_runs, kLearnedRuns, why.c_str());
+                 short_of_runs, request.wanted, why.c_str());
   }
 }
 

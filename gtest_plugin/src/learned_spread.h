@@ -23,6 +23,13 @@ namespace heapgate::gtest {
 /// More runs of each test whose spread is learned.
 inline constexpr int kLearnedRuns = 2;
 
+/// Tests that may vary and together took less than this long in the run get
+/// kCheapLearnedRuns more runs instead: a few runs of a small threaded test
+/// often all land in one state (every sample of a 4-worker word count saw one
+/// worker take all the work, then a gated run did not), and more cost little.
+inline constexpr double kCheapSpreadMilliseconds = 2000;
+inline constexpr int kCheapLearnedRuns = 8;
+
 /// Other threads allocated while the test ran: its counts may depend on timing.
 bool may_vary(const TestRecord& record);
 
@@ -33,6 +40,7 @@ struct SpreadRequest {
   int runs = 0;
   std::size_t tests = 0;
   int runs_elsewhere = 0;
+  int wanted = kLearnedRuns;  // more runs in all, kCheapLearnedRuns for cheap tests
 };
 
 /// The child's run for `tests` (those that may vary), or nothing to run.
