@@ -258,6 +258,10 @@ Result<ScopeResult> ProfileScope::finish_profiling(ScopeResult result) {
   if (captures_stacks_ && options_.profile_in_memory) {
     profile = detail::captured_profile();
     if (!profile) return fail(profile.error());
+    // What reading a written profile back gives: it is symbolized by these.
+    auto mappings = parse_mappings(profile->maps_text);
+    if (!mappings) return fail(mappings.error());
+    profile->mappings = std::move(*mappings);
   } else {
     std::string path = options_.profile_path;
     if (path.empty()) {

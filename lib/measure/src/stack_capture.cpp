@@ -383,11 +383,6 @@ Result<Profile> captured_profile() {
   Profile profile;
   profile.sample_period = 1;
   profile.maps_text = std::move(*maps);
-  // What reading the written profile back would give: a profile used in
-  // memory (ScopeOptions::profile_in_memory) is symbolized by its mappings.
-  auto mappings = parse_mappings(profile.maps_text);
-  if (!mappings) return fail(std::move(mappings.error()));
-  profile.mappings = std::move(*mappings);
   {
     Locked lock(g_pointers);
     profile.stacks.reserve(g_stacks.size());
