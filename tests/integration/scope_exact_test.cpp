@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // `exact` mode against `counters` mode: the dump's numbers must equal the hooks'.
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -95,6 +97,43 @@ TEST(ExactMode, WritesAParsableProfileOfTheScopeOnly) {
   EXPECT_EQ(profile->totals.live_objects, 6u);
   EXPECT_EQ(profile->totals.live_bytes, 6u * 2048);
   EXPECT_FALSE(profile->mappings.empty());
+}
+
+// A profile kept in memory reuses the mappings read for the last one until
+// the dynamic linker loads or unloads an object: a library loaded between two
+// scopes must be in the second one's mappings, or its frames go unnamed.
+TEST(ExactMode, InMemoryProfilesSeeALibraryLoadedBetweenScopes) {
+  HEAPGATE_REQUIRE_PROFILING();
+  auto in_memory = [](const char* name) {
+    ScopeOptions options{Mode::exact};
+    options.profile_in_memory = true;
+    std::vector<void*> keep;
+    keep.reserve(4);
+    ProfileScope scope{name, options};
+    allocate_blocks(keep, 4, 96);
+    auto r = scope.finish();
+    free_blocks(keep);
+    EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    return r ? r->profile : nullptr;
+  };
+  auto maps_library = [](const Profile& profile, std::string_view name) {
+    for (const Mapping& m : profile.mappings) {
+      if (m.path.find(name) != std::string::npos) return true;
+    }
+    return false;
+  };
+  // heapgate never loads pugixml in this binary; scripts/setup.sh installs it.
+  constexpr std::string_view kLibrary = "libpugixml.so";
+  auto before = in_memory("before");
+  ASSERT_TRUE(before);
+  ASSERT_FALSE(maps_library(*before, kLibrary)) << "the library was loaded before the test";
+  void* handle = ::dlopen("libpugixml.so.1", RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  auto after = in_memory("after");
+  ASSERT_TRUE(after);
+  EXPECT_TRUE(maps_library(*after, kLibrary));
+  EXPECT_EQ(after->totals.live_objects, 4u);
+  ::dlclose(handle);
 }
 
 TEST(ExactMode, DumpsWhereToldAndReportsTheDumpError) {

@@ -377,12 +377,10 @@ bool write_capture_view(int fd, CaptureView view, int lock_wait_ms, CaptureTotal
   return ok;
 }
 
-Result<Profile> captured_profile() {
-  auto maps = sys::read_file("/proc/self/maps");
-  if (!maps) return fail(std::move(maps.error()));
+Profile captured_profile(std::string maps_text) {
   Profile profile;
   profile.sample_period = 1;
-  profile.maps_text = std::move(*maps);
+  profile.maps_text = std::move(maps_text);
   {
     Locked lock(g_pointers);
     profile.stacks.reserve(g_stacks.size());
@@ -403,9 +401,10 @@ Result<Profile> captured_profile() {
 }
 
 Result<void> write_captured_profile(const std::string& path) {
-  auto profile = captured_profile();
-  if (!profile) return fail(std::move(profile.error()));
-  return sys::write_file_atomic(path, write_profile(*profile), sys::Durability::process_crash);
+  auto maps = sys::read_file("/proc/self/maps");
+  if (!maps) return fail(std::move(maps.error()));
+  return sys::write_file_atomic(path, write_profile(captured_profile(std::move(*maps))),
+                                sys::Durability::process_crash);
 }
 
 }  // namespace heapgate::detail

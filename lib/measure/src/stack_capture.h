@@ -35,9 +35,9 @@ void end_stack_capture() noexcept;
 /// per call stack the blocks still live and all allocated, and the process's
 /// mappings, so jeprof and heapgate read it as they read jemalloc's.
 Result<void> write_captured_profile(const std::string& path);
-/// The profile write_captured_profile() writes, in memory (its maps as text
-/// only: Profile::mappings is left to the caller that needs it).
-Result<Profile> captured_profile();
+/// The profile write_captured_profile() writes, in memory, with `maps_text`
+/// as its maps (Profile::mappings is left to the caller that needs it).
+Profile captured_profile(std::string maps_text);
 /// Forgets what was recorded.
 void clear_stack_capture() noexcept;
 
