@@ -75,13 +75,12 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   return e;
 }
 
-Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter,
+Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter, bool keep_shard,
                                                                      std::chrono::seconds budget) {
-  // Same shard as this process: the child runs this shard's tests only. The
-  // tests it finished within the budget (its report journal) get their call
-  // sites; the suite run names the others.
+  // The tests it finished within the budget (its report journal) get their
+  // call sites; the suite run names the others.
   sys::ProcessResult outcome;
-  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", /*keep_shard=*/true, budget,
+  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", keep_shard, budget,
                                     &outcome, {"--heapgate_internal_call_sites=1"});
   if (!report) return fail(report.error());
   RecordedCallSites out;

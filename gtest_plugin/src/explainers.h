@@ -91,7 +91,8 @@ class RerunExplainer : public Explainer {
   /// Every test `filter` selects, run once in exact mode in one child: the
   /// call sites of each (for a baseline being recorded). The child is stopped
   /// after `budget`; the tests it finished by then have their call sites.
-  Result<RecordedCallSites> call_sites(const std::string& filter, std::chrono::seconds budget);
+  /// `keep_shard` as for samples().
+  Result<RecordedCallSites> call_sites(const std::string& filter, bool keep_shard, std::chrono::seconds budget);
   /// Every test `filter` selects, run `runs` times more in one child,
   /// counting: the child's records, `runs` a test (fewer when it was cut
   /// short: `outcome` says how it ended). `keep_shard`: the child runs this

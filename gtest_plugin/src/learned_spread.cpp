@@ -21,6 +21,11 @@ bool sampled_measurement(const TestRecord& r) {
 
 }  // namespace
 
+ChildTests child_tests(const std::string& names, const std::string& run_filter) {
+  if (names.size() <= kMostFilterBytes) return ChildTests{names, false};
+  return ChildTests{run_filter, true};
+}
+
 bool may_vary(const TestRecord& record) {
   return !record.other_threads.empty() && record.mode != Mode::sampled && record.mode != Mode::off &&
          !record.gtest_failed && record.interrupted == Interruption::none;
@@ -46,9 +51,9 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
   const int runs = wanted - static_cast<int>(have) - runs_elsewhere;
   if (runs <= 0) return std::nullopt;
   SpreadRequest request;
-  const bool by_name = names.size() <= kMostFilterBytes;
-  request.filter = by_name ? names : run_filter;
-  request.keep_shard = !by_name;
+  ChildTests child = child_tests(names, run_filter);
+  request.filter = std::move(child.filter);
+  request.keep_shard = child.keep_shard;
   request.runs = runs;
   request.tests = learned;
   request.runs_elsewhere = static_cast<int>(have) + runs_elsewhere;

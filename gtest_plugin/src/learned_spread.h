@@ -33,6 +33,14 @@ inline constexpr int kCheapLearnedRuns = 8;
 /// Other threads allocated while the test ran: its counts may depend on timing.
 bool may_vary(const TestRecord& record);
 
+/// Which tests a child of a recording runs: `names` (joined by ':') when
+/// they fit in one argument, else the run's own filter on this shard.
+struct ChildTests {
+  std::string filter;
+  bool keep_shard = false;
+};
+ChildTests child_tests(const std::string& names, const std::string& run_filter);
+
 /// What learning the spread runs: the tests that may vary, `runs` more times.
 struct SpreadRequest {
   std::string filter;  // their names, or the run's filter when the names are too many

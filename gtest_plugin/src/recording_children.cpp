@@ -27,12 +27,12 @@ auto in_background(const Options& options, const std::string& binary_path, Symbo
 }  // namespace
 
 RecordingChildren::RecordingChildren(const Options& options, const std::string& binary_path, Symbolizer& symbolizer,
-                                     std::optional<std::string> sites_filter, std::optional<SpreadRequest> spread,
+                                     std::optional<ChildTests> sites, std::optional<SpreadRequest> spread,
                                      std::chrono::seconds budget)
     : spread_request_(std::move(spread)) {
-  if (sites_filter) {
-    call_sites_ = in_background(options, binary_path, symbolizer, [filter = *sites_filter, budget](RerunExplainer& e) {
-      return e.call_sites(filter, budget);
+  if (sites) {
+    call_sites_ = in_background(options, binary_path, symbolizer, [tests = *sites, budget](RerunExplainer& e) {
+      return e.call_sites(tests.filter, tests.keep_shard, budget);
     });
   }
   if (spread_request_) {

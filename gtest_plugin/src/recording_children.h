@@ -32,10 +32,10 @@ class RecordingChildren {
   using CallSites = Finished<Result<RerunExplainer::RecordedCallSites>>;
   using Spread = Finished<SpreadSamples>;
 
-  /// Starts the call-sites child when `sites_filter` is given, and the spread
+  /// Starts the call-sites child when `sites` is given, and the spread
   /// child when `spread` is; each stopped after `budget`.
   RecordingChildren(const Options& options, const std::string& binary_path, Symbolizer& symbolizer,
-                    std::optional<std::string> sites_filter, std::optional<SpreadRequest> spread,
+                    std::optional<ChildTests> sites, std::optional<SpreadRequest> spread,
                     std::chrono::seconds budget);
   /// Waits for the children that were not taken.
   ~RecordingChildren() = default;

@@ -70,6 +70,7 @@ class SuiteRun {
   // allocated, passed, and have none yet.
   bool lacks_call_sites(const TestRecord& t) const;
   bool wants_call_sites(const std::vector<const TestRecord*>& tests) const;
+  ChildTests call_sites_tests(const std::vector<const TestRecord*>& tests) const;
   void record_call_sites();
   void take_call_sites(Result<RerunExplainer::RecordedCallSites> sites);
   void start_recording_children();

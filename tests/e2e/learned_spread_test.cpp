@@ -29,6 +29,7 @@ class LearnedSpread : public ::testing::Test {
     dir_ = testing::make_temp_dir();
     baselines_ = dir_ + "/baselines";
     counter_ = dir_ + "/counter";
+    quiet_runs_ = dir_ + "/quiet-runs";
   }
 
   // `heapgate run` as ci/gate.sh runs it: sharded, strict.
@@ -50,6 +51,7 @@ class LearnedSpread : public ::testing::Test {
     options.unset_env = testing::suite_unset_env();
     options.extra_env = std::move(env);
     options.extra_env.push_back("THREADED_COUNTER_FILE=" + counter_);
+    options.extra_env.push_back("QUIET_RUNS_FILE=" + quiet_runs_);
     auto ran = sys::run_process(args, options);
     EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
     return ran ? *ran : sys::ProcessResult{};
@@ -58,6 +60,7 @@ class LearnedSpread : public ::testing::Test {
   std::string dir_;
   std::string baselines_;
   std::string counter_;
+  std::string quiet_runs_;
 };
 
 TEST_F(LearnedSpread, TheRecordingRunLearnsWhatVariesAndLaterRunsPassUntilAPlantedChange) {
@@ -72,6 +75,9 @@ TEST_F(LearnedSpread, TheRecordingRunLearnsWhatVariesAndLaterRunsPassUntilAPlant
     logs += text.str();
   }
   EXPECT_NE(logs.find("learned the spread of"), std::string::npos) << logs;
+  // The test that allocates nothing ran once, in its shard: neither the
+  // exact run that records call sites nor the spread's runs repeat it.
+  EXPECT_EQ(fs::file_size(quiet_runs_), 1u);
 
   auto baseline = read_baseline(baselines_ + "/threaded_suite.json");
   ASSERT_TRUE(baseline) << baseline.error().message();
