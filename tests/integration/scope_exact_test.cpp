@@ -80,6 +80,50 @@ TEST(ExactMode, AgreesWithCountersAcrossThreads) {
   EXPECT_EQ(e.allocations, 1500u);
 }
 
+// A block too large for a stamp (above 128 MiB) is kept in the recording's
+// pointer table instead: freed or still live, it counts as in `counters`.
+TEST(ExactMode, AgreesWithCountersOnBlocksTooLargeToStamp) {
+  HEAPGATE_REQUIRE_PROFILING();
+  constexpr std::size_t kHuge = std::size_t{129} << 20;  // reserved, never touched
+  auto body = [](std::vector<void*>& keep) {
+    void* volatile freed = std::malloc(kHuge);  // volatile: the pair is not optimized away
+    std::free(freed);
+    keep.push_back(std::malloc(kHuge));
+    allocate_blocks(keep, 5, 64);
+  };
+  std::vector<void*> keep;
+  keep.reserve(16);
+  ScopeResult c = run(Mode::counters, [&] { body(keep); });
+  free_blocks(keep);
+  ScopeResult e = run(Mode::exact, [&] { body(keep); });
+  free_blocks(keep);
+  expect_same_numbers(c, e);
+  EXPECT_EQ(e.allocations, 7u);
+  EXPECT_EQ(e.live_allocations, 6u);
+}
+
+// Each recording has its own generation of stack ids: a block recorded by
+// one scope and freed in the next is not taken out of the next one's counts,
+// through more recordings than the ids have generations (255).
+TEST(ExactMode, BlocksOfAnEarlierRecordingNeverCountInALaterOne) {
+  HEAPGATE_REQUIRE_PROFILING();
+  std::vector<void*> previous;
+  previous.reserve(2);
+  for (int i = 0; i < 300; ++i) {
+    std::vector<void*> kept;
+    kept.reserve(2);
+    ScopeResult e = run(Mode::exact, [&] {
+      free_blocks(previous);  // recorded by the last scope, live until now
+      allocate_blocks(kept, 1, 48);
+    });
+    ASSERT_EQ(e.allocations, 1u) << "recording " << i;
+    ASSERT_EQ(e.live_allocations, 1u) << "recording " << i;
+    ASSERT_EQ(e.live_bytes, 48u) << "recording " << i;
+    previous = std::move(kept);
+  }
+  free_blocks(previous);
+}
+
 TEST(ExactMode, WritesAParsableProfileOfTheScopeOnly) {
   HEAPGATE_REQUIRE_PROFILING();
   std::vector<void*> before;

@@ -86,7 +86,7 @@ struct alignas(64) ThreadSlot {
   // Only its thread's counting uses them (g_unregistered's: under the lock).
   BlockStamps::Cache alloc_stamps;
   BlockStamps::Cache free_stamps;
-  WalkMemory walk;  // `exact` mode's last stack of this thread (frame_walker.h)
+  CaptureThread capture;  // `exact` mode's memory of this thread (stack_capture.h)
 
   constexpr ThreadSlot() = default;
   constexpr explicit ThreadSlot(bool always_in_use) : in_use(always_in_use) {}
@@ -202,7 +202,7 @@ __attribute__((noinline)) ThreadSlot* register_thread() noexcept {
     slot = new_slot_locked();
     if (slot == nullptr) return nullptr;  // out of memory: this thread goes uncounted
     slot->in_use = true;
-    slot->walk.count = 0;  // a walk of the thread that had the slot before
+    slot->capture.walk.count = 0;  // a walk of the thread that had the slot before
   }
   t_slot = slot;
   // A key from PTHREAD_KEY_2NDLEVEL_SIZE on would make glibc calloc its
@@ -505,7 +505,7 @@ __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, vo
   // recorded with its stack, as jemalloc's profiler would: the listener takes
   // it out of an exact test's profile counts itself.
   if (g_capturing.load(std::memory_order_relaxed)) {
-    capture_alloc(ptr, usize, stack_start, t_slot != nullptr ? &t_slot->walk : nullptr);
+    capture_alloc(ptr, usize, stack_start, t_slot != nullptr ? &t_slot->capture : nullptr);
   }
   if (t_skip_next) {
     t_skip_next = false;
@@ -517,8 +517,11 @@ __attribute__((noinline)) void note_allocated(void* ptr, std::uint64_t usize, vo
 
 void note_freed(void* ptr, std::uint64_t usize) noexcept {
   ThreadSlot* slot = current_slot_for_free();
-  count_free(slot, take_block(slot, ptr, usize));
-  if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(ptr);
+  const Taken taken = take_block(slot, ptr, usize);
+  count_free(slot, taken);
+  if (g_capturing.load(std::memory_order_relaxed)) {
+    capture_dalloc(ptr, taken.usize, slot != nullptr ? &slot->capture : nullptr);
+  }
 }
 
 ResizeTicket begin_resize(void* ptr) noexcept {
@@ -529,7 +532,10 @@ ResizeTicket begin_resize(void* ptr) noexcept {
 __attribute__((noinline)) void resize_done(const ResizeTicket& ticket, void* old_ptr, void* new_ptr,
                                            std::uint64_t new_usize, void* stack_start) noexcept {
   count_free(current_slot_for_free(), Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
-  if (g_capturing.load(std::memory_order_relaxed)) capture_dalloc(old_ptr);
+  if (g_capturing.load(std::memory_order_relaxed)) {
+    ThreadSlot* slot = current_slot_for_free();
+    capture_dalloc(old_ptr, ticket.old_usize, slot != nullptr ? &slot->capture : nullptr);
+  }
   if (new_ptr != nullptr)
     note_allocated(new_ptr, new_usize, stack_start != nullptr ? stack_start : __builtin_return_address(0));
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "block_stamps.h"
 #include "frame_walker.h"
 #include "heapgate/error.h"
 #include "heapgate/profile.h"
@@ -41,14 +42,24 @@ Profile captured_profile(std::string maps_text);
 /// Forgets what was recorded.
 void clear_stack_capture() noexcept;
 
+/// What the recording keeps for one thread, beside its counters: its last
+/// stack (frame_walker.h) and its caches of the pages whose stack ids it
+/// wrote or cleared last. Owned by its thread; zero memory is a fresh one.
+struct CaptureThread {
+  WalkMemory walk;
+  BlockStamps::Cache id_alloc;
+  BlockStamps::Cache id_free;
+};
+
 /// From the counting, while g_capturing: a block of `usize` usable bytes at
 /// `ptr`; `caller` is where the kept stack starts: the return address of
 /// heapgate's entry point (in the code that allocated) or of jemalloc's hook
-/// (inside jemalloc, as jemalloc's own stacks start). `walk` is the calling
-/// thread's memory of its last stack (frame_walker.h), or nullptr.
-void capture_alloc(void* ptr, std::uint64_t usize, void* caller, WalkMemory* walk) noexcept;
+/// (inside jemalloc, as jemalloc's own stacks start). `thread` is the calling
+/// thread's, or nullptr.
+void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* thread) noexcept;
 /// From the counting: a block freed; counts only if it was recorded.
-void capture_dalloc(void* ptr) noexcept;
+/// `usize` is its usable size when the caller knows it, else 0.
+void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexcept;
 
 /// Whole-process recording (`heapgate record`, recording.cpp) also keeps the
 /// stacks that hold memory at the peak: whenever the live bytes of all
