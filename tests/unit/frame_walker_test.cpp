@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -30,12 +31,16 @@ struct Walks {
   std::vector<void*> ours;
   std::vector<void*> theirs;
   bool walked = false;  // ours did not hand over to libunwind
+  // Ours from its first frame, and the hashes it gave of them (if any).
+  std::vector<void*> all;
+  std::vector<std::uint64_t> hashes;
 };
 
 __attribute__((noinline)) Walks both_walks(WalkMemory* memory = nullptr) {
   void* ours[kMax];
   void* theirs[kMax];
-  const int n = walk_stack(ours, kMax, memory);
+  WalkHashes hashes;
+  const int n = walk_stack(ours, kMax, memory, &hashes);
   const int m = libunwind_backtrace()(theirs, kMax);
   // Each walk's first frame is its own call site in this function.
   Walks w;
@@ -47,6 +52,8 @@ __attribute__((noinline)) Walks both_walks(WalkMemory* memory = nullptr) {
     }
   }
   if (n > 1) w.ours.assign(ours + 1, ours + n);
+  if (n > 0) w.all.assign(ours, ours + n);
+  if (hashes.whole) w.hashes.assign(hashes.of, hashes.of + std::min(n, kWalkHashes));
   return w;
 }
 
@@ -54,6 +61,11 @@ void expect_same(const Walks& w, const char* where) {
   ASSERT_TRUE(w.walked) << where << ": handed over to libunwind";
   EXPECT_GT(w.ours.size(), 3u) << where;
   EXPECT_EQ(w.ours, w.theirs) << where;
+  // A hash given for a frame is that of the stack from it outward, however
+  // much of the walk was reused.
+  for (std::size_t i = 0; i < w.hashes.size(); ++i) {
+    EXPECT_EQ(w.hashes[i], stack_hash(w.all.data() + i, static_cast<int>(w.all.size() - i))) << where << ", frame " << i;
+  }
 }
 
 // Recursion that is not a loop: each level uses its result after the call.
@@ -131,9 +143,11 @@ TEST(FrameWalker, ReusesOnlyCallersStillOnTheStack) {
   for (int round = 0; round < 4; ++round) {
     (void)deep_then(20, &w, true);
     expect_same(w, "under caller_a");
+    EXPECT_EQ(w.hashes.size(), static_cast<std::size_t>(kWalkHashes));
     EXPECT_GT(g_memory.count, 20);
     (void)deep_then(20, &w, false);
     expect_same(w, "under caller_b, after caller_a");
+    EXPECT_EQ(w.hashes.size(), static_cast<std::size_t>(kWalkHashes));
     (void)deep_then(5, &w, false);
     expect_same(w, "shallower");
     (void)deep(3, &w);
@@ -147,6 +161,12 @@ TEST(FrameWalker, TruncatesAtTheMaximumAsLibunwindDoes) {
   if (!frame_walker_ready()) GTEST_SKIP() << "no frame walker";
   void* frames[3];
   EXPECT_EQ(walk_stack(frames, 3, nullptr), 3);
+  // Cut short, with a memory: no hash of a stack it did not return whole.
+  WalkMemory memory;
+  WalkHashes hashes;
+  hashes.whole = true;
+  EXPECT_EQ(walk_stack(frames, 3, &memory, &hashes), 3);
+  EXPECT_FALSE(hashes.whole);
 }
 
 Walks g_in_handler;

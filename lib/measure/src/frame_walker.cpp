@@ -26,13 +26,12 @@
 // The walk starts from the registers of walk_stack()'s caller, which only
 // an entry written in assembly has untouched: the stack pointer at entry
 // points at the caller's return address, and rbp is still the caller's.
-extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack_from(void** frames, int max,
-                                                                              heapgate::detail::WalkMemory* memory,
-                                                                              std::uintptr_t sp,
-                                                                              std::uintptr_t bp) noexcept;
+extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack_from(
+    void** frames, int max, heapgate::detail::WalkMemory* memory, heapgate::detail::WalkHashes* out,
+    std::uintptr_t sp, std::uintptr_t bp) noexcept;
 #if defined(__x86_64__)
-extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack(void** frames, int max,
-                                                                         heapgate::detail::WalkMemory* memory) noexcept;
+extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack(
+    void** frames, int max, heapgate::detail::WalkMemory* memory, heapgate::detail::WalkHashes* out) noexcept;
 asm(R"(
   .text
   .globl heapgate_walk_stack
@@ -40,8 +39,8 @@ asm(R"(
   .type heapgate_walk_stack, @function
 heapgate_walk_stack:
   .cfi_startproc
-  mov %rsp, %rcx
-  mov %rbp, %r8
+  mov %rsp, %r8
+  mov %rbp, %r9
   jmp heapgate_walk_stack_from
   .cfi_endproc
   .size heapgate_walk_stack, .-heapgate_walk_stack
@@ -143,13 +142,15 @@ bool frame_walker_ready() noexcept {
   return ready;
 }
 
-int walk_stack(void** frames, int max, WalkMemory* memory) noexcept {
+// A call the compiler makes as a jump: the walk starts in the caller's frame.
+int walk_stack(void** frames, int max, WalkMemory* memory, WalkHashes* hashes) noexcept {
 #if defined(__x86_64__)
-  return heapgate_walk_stack(frames, max, memory);
+  return heapgate_walk_stack(frames, max, memory, hashes);
 #else
   (void)frames;
   (void)max;
   (void)memory;
+  (void)hashes;
   return -1;
 #endif
 }
@@ -173,13 +174,15 @@ bool still_on_stack(const WalkMemory& memory, int from) noexcept {
 }
 
 // This walk's own frames fresh[0, n) (innermost first) go on the end of the
-// remembered frames [0, kept) that it reused (outermost first).
-void remember(WalkMemory& memory, const WalkMemory::Frame* fresh, int n, int kept) noexcept {
+// remembered frames [0, kept) that it reused (outermost first), with their
+// hashes (stack_hash), which `out` receives for the first frames.
+void remember(WalkMemory& memory, const WalkMemory::Frame* fresh, int n, int kept, WalkHashes* out) noexcept {
   if (kept + n > WalkMemory::kFrames) {
     memory.count = 0;
     return;
   }
   WalkMemory::Frame* f = memory.frames;
+  std::uint64_t hash = kept > 0 ? f[kept - 1].hash : kStackHashSeed;
   // Outward in: a walk from a frame reads the rbp it starts with if its own
   // step takes the CFA from rbp, or its step leaves rbp as it is and the walk
   // from its caller reads it. A frame whose rbp does not matter matches
@@ -189,8 +192,15 @@ void remember(WalkMemory& memory, const WalkMemory::Frame* fresh, int n, int kep
     f[at] = fresh[i];
     f[at].bp_matters = f[at].cfa_from_bp || (f[at].bp_slot == 0 && outer_reads_bp);
     outer_reads_bp = f[at].bp_matters;
+    hash = stack_hash_step(hash, f[at].ip);
+    f[at].hash = hash;
+    if (out != nullptr && i < kWalkHashes) out->of[i] = hash;
   }
   memory.count = kept + n;
+  if (out == nullptr) return;
+  // Frames past this walk's own come from the reused ones.
+  for (int i = n, at = kept - 1; i < kWalkHashes && at >= 0; ++i, --at) out->of[i] = f[at].hash;
+  out->whole = true;
 }
 
 }  // namespace
@@ -200,8 +210,10 @@ void remember(WalkMemory& memory, const WalkMemory::Frame* fresh, int n, int kep
 // `sp`, its stack pointer is sp + 8, its rbp is `bp`. Each step: the CFA from
 // the frame's rule, the return address below it, rbp from where the frame
 // saved it, and the CFA as the next frame's stack pointer.
-extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail::WalkMemory* memory, std::uintptr_t sp,
+extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail::WalkMemory* memory,
+                                        heapgate::detail::WalkHashes* out, std::uintptr_t sp,
                                         std::uintptr_t bp) noexcept {
+  if (out != nullptr) out->whole = false;
   using heapgate::detail::FrameRule;
   using heapgate::detail::WalkMemory;
   if (memory != nullptr && memory->busy) memory = nullptr;  // a signal handler's walk inside a walk
@@ -234,12 +246,13 @@ extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail
         // What rbp holds now, where it did not matter: the next walk compares
         // the word its callee saved with it.
         memory->frames[cursor].bp = bp;
-        heapgate::detail::remember(*memory, fresh, n, cursor + 1);
+        // A stack cut at `max` has no hash of its own here.
+        heapgate::detail::remember(*memory, fresh, n, cursor + 1, total - n == cursor + 1 ? out : nullptr);
         memory->busy = false;
         return total;
       }
     }
-    if (n < WalkMemory::kFrames) fresh[n] = WalkMemory::Frame{ip, sp, bp, 0, false, false};
+    if (n < WalkMemory::kFrames) fresh[n] = WalkMemory::Frame{ip, sp, bp, 0, 0, false, false};
     ++n;
     const heapgate::detail::Step step = heapgate::detail::step_for(ip);
     const std::uint32_t kind = step.flags & heapgate::detail::kKindMask;
@@ -265,7 +278,7 @@ extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail
   if (memory != nullptr) {
     // Only a walk that reached the outermost frame is whole enough to reuse.
     if (whole && n <= WalkMemory::kFrames) {
-      heapgate::detail::remember(*memory, fresh, n, 0);
+      heapgate::detail::remember(*memory, fresh, n, 0, out);
     } else {
       memory->count = 0;
     }

@@ -139,16 +139,6 @@ std::atomic<bool> g_walk{false};
 
 using Locked = std::lock_guard<LiveTable<PointerEntry>>;
 
-std::uint64_t hash_frames(void* const* frames, int depth) noexcept {
-  std::uint64_t h = 0x9E3779B97F4A7C15ull ^ static_cast<std::uint64_t>(depth);
-  for (int i = 0; i < depth; ++i) {
-    h ^= reinterpret_cast<std::uintptr_t>(frames[i]);
-    h *= 0xFF51AFD7ED558CCDull;
-    h ^= h >> 32;
-  }
-  return h;
-}
-
 bool same_stack(const CapturedStack& r, std::uint64_t hash, void* const* frames, int depth) noexcept {
   return r.hash == hash && r.depth == static_cast<std::uint32_t>(depth) &&
          std::memcmp(&g_frames[r.first_frame], frames, static_cast<std::size_t>(depth) * sizeof(void*)) == 0;
@@ -167,9 +157,9 @@ bool grow_index() noexcept {
   return true;
 }
 
-// Under g_lock: the stack's id, recorded on first sight; false when out of memory.
-bool intern(void* const* frames, int depth, std::uint32_t* id) noexcept {
-  const std::uint64_t hash = hash_frames(frames, depth);
+// Under g_lock: the stack's id, recorded on first sight; false when out of
+// memory. `hash` is stack_hash(frames, depth).
+bool intern(void* const* frames, int depth, std::uint64_t hash, std::uint32_t* id) noexcept {
   if ((g_stacks.size() + 1) * 2 > g_index.size() && !grow_index()) return false;
   const std::size_t mask = g_index.size() - 1;
   std::size_t i = hash & mask;
@@ -336,12 +326,16 @@ void clear_stack_capture() noexcept {
 void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* thread) noexcept {
   WalkMemory* walk = thread != nullptr ? &thread->walk : nullptr;
   void* frames[kMaxFrames + kOwnFramesSearched];
+  static_assert(kOwnFramesSearched <= kWalkHashes);
+  WalkHashes hashes;
   int got = 0;
   {
     // libunwind allocates a little on a thread's first unwind (its per-thread
     // cache); jemalloc calls the hooks for it again: heapgate's cost, not the test's.
     HookSuppressor suppress;
-    got = g_walk.load(std::memory_order_relaxed) ? walk_stack(frames, kMaxFrames + kOwnFramesSearched, walk) : -1;
+    got = g_walk.load(std::memory_order_relaxed)
+              ? walk_stack(frames, kMaxFrames + kOwnFramesSearched, walk, &hashes)
+              : -1;
     if (got < 0) got = g_backtrace.load(std::memory_order_relaxed)(frames, kMaxFrames + kOwnFramesSearched);
   }
   int first = 0;
@@ -353,6 +347,10 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
   }
   const int depth = std::min(got - first, kMaxFrames);
   if (depth <= 0) return;
+  // The walk hashed the whole stack from each of its first frames; a stack
+  // cut at kMaxFrames is hashed as cut.
+  const std::uint64_t hash =
+      hashes.whole && depth == got - first ? hashes.of[first] : stack_hash(frames + first, depth);
   // Found before the lock: giving a page its run of stamps may take the
   // stamps' own lock, which is never taken inside this one.
   const auto key = reinterpret_cast<std::uintptr_t>(ptr);
@@ -364,7 +362,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
   Locked lock(g_pointers);
   t_holds_lock = true;
   std::uint32_t id = 0;
-  if (intern(frames + first, depth, &id)) {
+  if (intern(frames + first, depth, hash, &id)) {
     CapturedStack& record = g_stacks[id];
     ++record.allocations;
     record.allocated_bytes += usize;
