@@ -6,7 +6,7 @@
 // counter in THREADED_COUNTER_FILE, and its worker thread allocates
 // 1 + (counter % 3) blocks, as a thread pool's work depends on timing.
 // THREADED_EXTRA=1 plants three more allocations, on the test's own thread,
-// in Threaded.Steady: the regression a learned band must not hide (one more
+// in Threaded.Steady: the regression a learned band must not hide (two more
 // would be within the allowance for scheduling every test with other
 // threads gets, docs/design.md §6a).
 #include <fcntl.h>

@@ -102,11 +102,11 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     for (MetricName m : kMetricNames) {
       // max(absolute, relative x baseline) for the test's own thread, plus the scheduling allowance.
       const std::uint64_t own = allowed_change(used[m], get(baseline->metrics, m));
-      std::uint64_t allowance = scheduling_allowance(m, baseline->other_threads, baseline->metrics);
-      // The block scheduling may add is one of the kinds the test makes: its
-      // bytes may be the largest of them (cpp-httplib: one more 4 KiB socket
-      // buffer when a connection was opened again).
-      if (m == MetricName::allocated_bytes) allowance = std::max(allowance, largest_block(baseline->call_sites));
+      // A block scheduling adds is one of the kinds the test makes: its bytes
+      // may be the largest of them (cpp-httplib: one more 4 KiB socket buffer
+      // when a connection was opened again).
+      const std::uint64_t allowance =
+          scheduling_allowance(m, baseline->other_threads, baseline->metrics, largest_block(baseline->call_sites));
       constexpr std::uint64_t kMost = std::numeric_limits<std::uint64_t>::max();
       used[m] = Tolerance{own > kMost - allowance ? kMost : own + allowance, 0.0};
     }
@@ -174,12 +174,13 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       c.explanation +=
           " Other threads made " + std::to_string(baseline->other_threads.allocations) + " of its allocations (" +
           std::to_string(baseline->other_threads.bytes) +
-          " bytes) when recorded; the limits allow 1% of those, at least one block (in allocated_bytes, the "
-          "largest the test makes), and all of their bytes in peak_bytes, for scheduling.";
+          " bytes) when recorded; the limits allow 1% of those, at least " + std::to_string(kSchedulingBlocks) +
+          " blocks (in allocated_bytes, one of them the largest the test makes), and all of their bytes in "
+          "peak_bytes, for scheduling.";
     } else {
       c.explanation +=
-          " Other threads ran during it when recorded, without allocating in it; the limits allow "
-          "one block for scheduling.";
+          " Other threads ran during it when recorded, without allocating in it; the limits allow " +
+          std::to_string(kSchedulingBlocks) + " blocks for scheduling.";
     }
   }
   if (!noisy.empty()) {

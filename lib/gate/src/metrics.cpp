@@ -182,7 +182,8 @@ bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
 }
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
 
-std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own) noexcept {
+std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own,
+                                   std::uint64_t largest_block) noexcept {
   if (other_threads.empty()) return 0;
   const bool bytes =
       metric == MetricName::allocated_bytes || metric == MetricName::live_bytes || metric == MetricName::peak_bytes;
@@ -193,9 +194,12 @@ std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_t
   const std::uint64_t block_bytes = other_threads.allocations > 0
                                         ? mean_block(other_threads.bytes, other_threads.allocations)
                                         : mean_block(own.allocated_bytes, own.allocations);
-  const std::uint64_t one_block = bytes ? block_bytes : 1;
+  std::uint64_t blocks = bytes ? kSchedulingBlocks * block_bytes : kSchedulingBlocks;
+  if (metric == MetricName::allocated_bytes && largest_block > block_bytes) {
+    blocks = largest_block + (kSchedulingBlocks - 1) * block_bytes;
+  }
   const std::uint64_t slack = saturating_count(std::ceil(kOtherThreadsSlack * static_cast<double>(volume)));
-  std::uint64_t allowance = slack > one_block ? slack : one_block;
+  std::uint64_t allowance = std::max(slack, blocks);
   if (metric == MetricName::allocated_bytes && other_threads.allocations > 0 && allowance < kOtherThreadsBytesFloor) {
     allowance = kOtherThreadsBytesFloor;
   }

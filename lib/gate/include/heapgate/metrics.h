@@ -186,17 +186,26 @@ inline constexpr double kOtherThreadsSlack = 0.01;
 /// other-thread blocks of 48 bytes on average.
 inline constexpr std::uint64_t kOtherThreadsBytesFloor = 1024;
 
+/// The least scheduling may move a test other threads ran in, in blocks: one
+/// more exchange with another thread is often two (cpp-httplib's server read
+/// a request again under load: one 4 KiB socket buffer and one small block,
+/// on its own thread, in a test whose other threads made 14 allocations).
+inline constexpr std::uint64_t kSchedulingBlocks = 2;
+
 /// How far `metric` of a test whose baseline saw `other_threads` (and
 /// measured `own`) may move by scheduling: kOtherThreadsSlack of the other
-/// threads' allocations (count metrics) or bytes (byte metrics), at least one
-/// block (one allocation; in bytes, the other threads' mean block, or the
-/// test's own when only its thread allocated while others ran), and in
-/// allocated_bytes at least kOtherThreadsBytesFloor when they allocated; for
-/// peak_bytes, all of the other threads' bytes (whether their blocks are
-/// live at the test's peak is scheduling). 0 when no other thread ran: a
-/// single-threaded test repeats exactly.
+/// threads' allocations (count metrics) or bytes (byte metrics), and at least
+/// kSchedulingBlocks blocks: in count metrics that many allocations; in byte
+/// metrics that many of the other threads' mean block (or the test's own when
+/// only its thread allocated while others ran), where in allocated_bytes one
+/// of them may be `largest_block`, the largest kind the test is known to
+/// make (its call sites; 0 if unknown), and at least kOtherThreadsBytesFloor
+/// when other threads allocated. For peak_bytes, all of the other threads'
+/// bytes (whether their blocks are live at the test's peak is scheduling).
+/// 0 when no other thread ran: a single-threaded test repeats exactly.
 /// docs/design.md §6a.
-std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own) noexcept;
+std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own,
+                                   std::uint64_t largest_block = 0) noexcept;
 
 /// The absolute byte allowance of `sampled` mode: jemalloc's default sample period.
 inline constexpr std::uint64_t kSampledAbsoluteBytes = 512 * 1024;
