@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
@@ -410,9 +411,15 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       outcomes[static_cast<std::size_t>(i)].emplace(sys::run_process(argv, process));
     });
   }
-  std::atomic<bool> finished{false};
+  // The progress line, every 200 ms until the shards are done; woken then,
+  // so a short suite does not wait out the last interval.
+  std::mutex finished_mutex;
+  std::condition_variable finished_changed;
+  bool finished = false;
   std::thread watcher([&] {
+    std::unique_lock<std::mutex> lock(finished_mutex);
     while (!finished) {
+      lock.unlock();
       std::size_t done = 0, failed = 0;
       for (auto& shard : progress) {
         poll(shard);
@@ -420,11 +427,16 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
         failed += shard.failed;
       }
       display.show(job.name, done, job.total_tests, failed, false);
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      lock.lock();
+      finished_changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return finished; });
     }
   });
   for (auto& thread : threads) thread.join();
-  finished = true;
+  {
+    std::lock_guard<std::mutex> lock(finished_mutex);
+    finished = true;
+  }
+  finished_changed.notify_all();
   watcher.join();
 
   std::vector<Report> reports;
