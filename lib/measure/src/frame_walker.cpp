@@ -252,35 +252,27 @@ extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail
         return total;
       }
     }
-    // Each frame's record is written once, whole, when its step is known:
-    // remember() reads it back a moment later, and a record written piecewise
-    // over a zeroed one (a 16-byte store, then 8- and 1-byte stores into it)
-    // made those reads wait for the stores.
+    if (n < WalkMemory::kFrames) fresh[n] = WalkMemory::Frame{ip, sp, bp, 0, 0, false, false};
+    ++n;
     const heapgate::detail::Step step = heapgate::detail::step_for(ip);
     const std::uint32_t kind = step.flags & heapgate::detail::kKindMask;
     if (kind != FrameRule::step) {
-      if (n < WalkMemory::kFrames) fresh[n] = WalkMemory::Frame{ip, sp, bp, 0, 0, false, false};
-      ++n;
       whole = kind == FrameRule::outermost;
       if (whole) result = n;
       break;
     }
     const bool cfa_from_bp = (step.flags & heapgate::detail::kCfaFromBp) != 0;
+    if (n <= WalkMemory::kFrames) fresh[n - 1].cfa_from_bp = cfa_from_bp;
     const std::uintptr_t base = cfa_from_bp ? bp : sp;
     const std::uintptr_t cfa = base + static_cast<std::uintptr_t>(std::intptr_t{step.cfa_offset});
     // A caller's frame lies above its callee's, past the return address.
     if (cfa < sp + 8) break;
-    const std::uintptr_t caller_ip = *reinterpret_cast<const std::uintptr_t*>(cfa - 8);
-    std::uintptr_t bp_slot = 0;
-    std::uintptr_t caller_bp = bp;
+    ip = *reinterpret_cast<const std::uintptr_t*>(cfa - 8);
     if ((step.flags & heapgate::detail::kBpSaved) != 0) {
-      bp_slot = cfa + static_cast<std::uintptr_t>(std::intptr_t{step.bp_offset});
-      caller_bp = *reinterpret_cast<const std::uintptr_t*>(bp_slot);
+      const std::uintptr_t slot = cfa + static_cast<std::uintptr_t>(std::intptr_t{step.bp_offset});
+      if (n <= WalkMemory::kFrames) fresh[n - 1].bp_slot = slot;
+      bp = *reinterpret_cast<const std::uintptr_t*>(slot);
     }
-    if (n < WalkMemory::kFrames) fresh[n] = WalkMemory::Frame{ip, sp, bp, bp_slot, 0, false, cfa_from_bp};
-    ++n;
-    ip = caller_ip;
-    bp = caller_bp;
     sp = cfa;
   }
   if (memory != nullptr) {
