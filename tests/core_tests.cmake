@@ -57,3 +57,6 @@ heapgate_add_test(scope_hooks_test JEMALLOC
   ENVIRONMENT HEAPGATE_COUNT_WITH=hooks
   LABELS scope)
 target_include_directories(scope_hooks_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/measure/src)
+heapgate_add_test(symbol_index_test SOURCES unit/symbol_index_test.cpp LIBRARIES heapgate::analysis heapgate::libdw
+  LABELS unit)
+target_include_directories(symbol_index_test PRIVATE ${PROJECT_SOURCE_DIR}/lib/analysis/src)

@@ -28,6 +28,7 @@
 #include "heapgate/sys.h"
 #include "dwarf_names.h"
 #include "dwarf_scopes.h"
+#include "symbol_index.h"
 #include "frame_class.h"
 
 namespace heapgate {
@@ -67,6 +68,8 @@ struct Module {
   Dwarf_Addr bias = 0;
   // Named from the symbol table only, never from DWARF: see open_module.
   bool symbols_only = false;
+  // The symbol table by address, made on the first name it gives.
+  std::unique_ptr<detail::SymbolIndex> symbol_index;
   std::vector<Segment> segments;
   // Module address (after the return-address adjustment) -> its Location.
   std::unordered_map<std::uint64_t, const Location*> cache;
@@ -226,6 +229,7 @@ struct Symbolizer::Impl {
     return true;
   }
   const Location& resolve(Module& module, std::uint64_t module_address, std::uint64_t fallback_offset);
+  const char* symbol_at(Module& module, Dwarf_Addr addr);
   std::string_view demangle(const char* name);
   // A source file's name, absolute when the compiler saw a relative path (ccache's
   // base_dir, builds run from the source tree): DWARF 5 keeps such names
@@ -343,6 +347,17 @@ std::string_view Symbolizer::Impl::demangle(const char* name) {
   return interned;
 }
 
+// The ELF symbol at `addr` (a Dwfl address): from the module's sorted index
+// (symbol_index.h), or from libdw where the index has no function there.
+const char* Symbolizer::Impl::symbol_at(Module& module, Dwarf_Addr addr) {
+  if (!module.symbol_index) module.symbol_index = std::make_unique<detail::SymbolIndex>(module.mod);
+  const detail::SymbolIndex::Answer answer = module.symbol_index->at(addr);
+  if (answer.known) return answer.name;
+  GElf_Off off = 0;
+  GElf_Sym sym;
+  return dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
+}
+
 const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_address, std::uint64_t fallback_offset) {
   Location& loc = locations.emplace_back();
   loc.module = module.path;
@@ -357,9 +372,7 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
   std::string_view file;
   std::uint32_t line = 0;
   auto name_from_symbol_table = [&] {
-    GElf_Off off = 0;
-    GElf_Sym sym;
-    const char* symbol = dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
+    const char* symbol = symbol_at(module, addr);
     if (symbol != nullptr && *symbol != '\0') loc.frames.push_back(SourceFrame{demangle(symbol), file, line, false});
   };
   if (module.symbols_only) {
@@ -398,9 +411,7 @@ const Location& Symbolizer::Impl::resolve(Module& module, std::uint64_t module_a
         if (!built.empty()) function = strings.intern(built);
       }
       if (function.empty() && !inlined) {
-        GElf_Off off = 0;
-        GElf_Sym sym;
-        const char* symbol = dwfl_module_addrinfo(module.mod, addr, &off, &sym, nullptr, nullptr, nullptr);
+        const char* symbol = symbol_at(module, addr);
         if (symbol != nullptr) function = demangle(symbol);
       }
       if (!function.empty()) loc.frames.push_back(SourceFrame{function, file, line, inlined});
