@@ -268,7 +268,7 @@ void SuiteRun::end() {
     // writes from them.
     record_call_sites();
     recording_sites = Clock::now() - tests_ended;
-    if (run_.mode() != Mode::off) {
+    if (run_.mode() != Mode::off && run_.options().learn_spread) {
       RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
       learn_spread(records_, explainer, HEAPGATE_GTEST_FLAG(filter), child_budget());
     }
@@ -371,7 +371,8 @@ void SuiteRun::start_recording_children() {
   for (const DeferredLeakCheck& d : deferred_) tests.push_back(&d.record);
   const bool sites = wants_call_sites(tests);
   // The exact run counts each test it finishes as one of the spread's runs.
-  std::optional<SpreadRequest> spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites ? 1 : 0);
+  std::optional<SpreadRequest> spread;
+  if (run_.options().learn_spread) spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites ? 1 : 0);
   if (!sites && !spread) return;
   recording_children_ = std::make_unique<RecordingChildren>(
       run_.options(), run_.binary_path(), run_.symbolizer(),

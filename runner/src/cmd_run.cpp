@@ -702,7 +702,9 @@ int run_calibration(const RunOptions& options) {
     once.baselines = once.report + "/baselines";
     once.allow_unmeasured = true;
     // Call sites, explanations and each test alone once are enough: later
-    // runs only count.
+    // runs only count. None learns a test's spread in runs of its own: the
+    // calibration's runs are the samples.
+    once.plugin_flags.push_back("--heapgate_learn_spread=false");
     if (i > 1) once.plugin_flags.push_back("--heapgate_explain=false");
     if (i == 1) once.plugin_flags.push_back("--heapgate_measure_alone");
     std::printf("heapgate: calibration run %d of %d\n", i, options.calibrate);

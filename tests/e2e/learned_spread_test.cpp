@@ -32,21 +32,14 @@ class LearnedSpread : public ::testing::Test {
     quiet_runs_ = dir_ + "/quiet-runs";
   }
 
-  // `heapgate run` as ci/gate.sh runs it: sharded, strict.
-  sys::ProcessResult gate(const std::string& report, std::vector<std::string> env = {}) {
-    std::vector<std::string> args{HEAPGATE_CLI_PATH,
-                                  "run",
-                                  "--progress",
-                                  "none",
-                                  "--strict",
-                                  "--baselines",
-                                  baselines_,
-                                  "--report",
-                                  report,
-                                  "--jobs",
-                                  "2",
-                                  "--",
-                                  testing::helper_binary("threaded_suite")};
+  // `heapgate run` as ci/gate.sh runs it: sharded, strict (`more`: flags before the binary).
+  sys::ProcessResult gate(const std::string& report, std::vector<std::string> env = {},
+                          const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args{HEAPGATE_CLI_PATH, "run",   "--progress", "none",   "--strict",
+                                  "--baselines",     baselines_, "--report", report, "--jobs", "2"};
+    args.insert(args.end(), more.begin(), more.end());
+    args.push_back("--");
+    args.push_back(testing::helper_binary("threaded_suite"));
     sys::ProcessOptions options;
     options.unset_env = testing::suite_unset_env();
     options.extra_env = std::move(env);
@@ -117,6 +110,26 @@ TEST_F(LearnedSpread, TheRecordingRunLearnsWhatVariesAndLaterRunsPassUntilAPlant
       EXPECT_EQ(t.verdict, Verdict::pass) << t.message;
     }
   }
+}
+
+// --calibrate N learns every test's spread from its N runs: none of them
+// runs a threaded test again for a band of its own.
+TEST_F(LearnedSpread, CalibrationRunsAreTheSamples) {
+  const sys::ProcessResult calibrated = gate(dir_ + "/report-calibrated", {}, {"--calibrate", "2"});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.stdout_text << calibrated.stderr_text;
+  // Threaded.Varies ran in each of the 2 runs, in the first one's exact run
+  // that records call sites, and twice alone (the first run measures every
+  // test alone, in a fresh process that counts its second run): 5 times.
+  // Learning its spread would have added 8 more in each run.
+  std::ifstream in(counter_);
+  int runs = 0;
+  in >> runs;
+  EXPECT_EQ(runs, 5);
+  auto baseline = read_baseline(baselines_ + "/threaded_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  const BaselineEntry& varies = baseline->tests.at("Threaded.Varies");
+  ASSERT_TRUE(varies.noise) << "its two runs differ";
+  EXPECT_EQ(varies.noise->runs, 2u);
 }
 
 }  // namespace

@@ -85,6 +85,11 @@ struct Options {
   /// earlier tests left behind, not a change. `heapgate run --calibrate`
   /// sets it for its first run; it costs one process per test.
   bool measure_alone = false;
+  /// `--heapgate_learn_spread` (default true): a run that records a baseline
+  /// runs the tests other threads allocated in a few times more, for their
+  /// noise band (docs/design.md §6a). `heapgate run --calibrate` turns it
+  /// off: its own runs are the samples.
+  bool learn_spread = true;
   /// Internal (`--heapgate_internal_growth=K`): this process is a re-run
   /// child that measures one test across all K gtest iterations in one scope
   /// and records what is live after each (TestRecord::growth).
