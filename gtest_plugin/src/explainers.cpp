@@ -80,8 +80,8 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
   // The tests it finished within the budget (its report journal) get their
   // call sites; the suite run names the others.
   sys::ProcessResult outcome;
-  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", keep_shard, budget,
-                                    &outcome, {"--heapgate_internal_call_sites=1"});
+  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", keep_shard, budget, &outcome,
+                                    {"--heapgate_internal_call_sites=1"});
   if (!report) return fail(report.error());
   RecordedCallSites out;
   for (auto& t : report->tests) {

@@ -35,8 +35,7 @@ class RecordingChildren {
   /// Starts the call-sites child when `sites` is given, and the spread
   /// child when `spread` is; each stopped after `budget`.
   RecordingChildren(const Options& options, const std::string& binary_path, Symbolizer& symbolizer,
-                    std::optional<ChildTests> sites, std::optional<SpreadRequest> spread,
-                    std::chrono::seconds budget);
+                    std::optional<ChildTests> sites, std::optional<SpreadRequest> spread, std::chrono::seconds budget);
   /// Waits for the children that were not taken.
   ~RecordingChildren() = default;
   RecordingChildren(const RecordingChildren&) = delete;

@@ -376,8 +376,7 @@ void SuiteRun::start_recording_children() {
   if (!sites && !spread) return;
   recording_children_ = std::make_unique<RecordingChildren>(
       run_.options(), run_.binary_path(), run_.symbolizer(),
-      sites ? std::optional<ChildTests>(call_sites_tests(tests)) : std::nullopt, std::move(spread),
-      child_budget());
+      sites ? std::optional<ChildTests>(call_sites_tests(tests)) : std::nullopt, std::move(spread), child_budget());
 }
 
 void SuiteRun::take_call_sites(Result<RerunExplainer::RecordedCallSites> sites) {

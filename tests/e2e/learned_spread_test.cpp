@@ -35,8 +35,8 @@ class LearnedSpread : public ::testing::Test {
   // `heapgate run` as ci/gate.sh runs it: sharded, strict (`more`: flags before the binary).
   sys::ProcessResult gate(const std::string& report, std::vector<std::string> env = {},
                           const std::vector<std::string>& more = {}) {
-    std::vector<std::string> args{HEAPGATE_CLI_PATH, "run",   "--progress", "none",   "--strict",
-                                  "--baselines",     baselines_, "--report", report, "--jobs", "2"};
+    std::vector<std::string> args{HEAPGATE_CLI_PATH, "run",      "--progress", "none",   "--strict", "--baselines",
+                                  baselines_,        "--report", report,       "--jobs", "2"};
     args.insert(args.end(), more.begin(), more.end());
     args.push_back("--");
     args.push_back(testing::helper_binary("threaded_suite"));

@@ -64,7 +64,8 @@ void expect_same(const Walks& w, const char* where) {
   // A hash given for a frame is that of the stack from it outward, however
   // much of the walk was reused.
   for (std::size_t i = 0; i < w.hashes.size(); ++i) {
-    EXPECT_EQ(w.hashes[i], stack_hash(w.all.data() + i, static_cast<int>(w.all.size() - i))) << where << ", frame " << i;
+    EXPECT_EQ(w.hashes[i], stack_hash(w.all.data() + i, static_cast<int>(w.all.size() - i)))
+        << where << ", frame " << i;
   }
 }
 

@@ -43,8 +43,8 @@ Compared compare_with_libdw(const char* path) {
       if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 || shndx == SHN_UNDEF) continue;
       // Its first, middle and last byte, and the bytes just past it (padding
       // before the next function, or the next function).
-      for (GElf_Addr address : {start, start + sym.st_size / 2, start + sym.st_size - 1, start + sym.st_size,
-                                start + sym.st_size + 7}) {
+      for (GElf_Addr address :
+           {start, start + sym.st_size / 2, start + sym.st_size - 1, start + sym.st_size, start + sym.st_size + 7}) {
         ++c.addresses;
         const bool inside = address < start + sym.st_size;
         c.inside += inside ? 1 : 0;

@@ -178,9 +178,8 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
           " blocks (in allocated_bytes, one of them the largest the test makes), and all of their bytes in "
           "peak_bytes, for scheduling.";
     } else {
-      c.explanation +=
-          " Other threads ran during it when recorded, without allocating in it; the limits allow " +
-          std::to_string(kSchedulingBlocks) + " blocks for scheduling.";
+      c.explanation += " Other threads ran during it when recorded, without allocating in it; the limits allow " +
+                       std::to_string(kSchedulingBlocks) + " blocks for scheduling.";
     }
   }
   if (!noisy.empty()) {

@@ -26,12 +26,15 @@
 // The walk starts from the registers of walk_stack()'s caller, which only
 // an entry written in assembly has untouched: the stack pointer at entry
 // points at the caller's return address, and rbp is still the caller's.
-extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack_from(
-    void** frames, int max, heapgate::detail::WalkMemory* memory, heapgate::detail::WalkHashes* out,
-    std::uintptr_t sp, std::uintptr_t bp) noexcept;
+extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack_from(void** frames, int max,
+                                                                              heapgate::detail::WalkMemory* memory,
+                                                                              heapgate::detail::WalkHashes* out,
+                                                                              std::uintptr_t sp,
+                                                                              std::uintptr_t bp) noexcept;
 #if defined(__x86_64__)
-extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack(
-    void** frames, int max, heapgate::detail::WalkMemory* memory, heapgate::detail::WalkHashes* out) noexcept;
+extern "C" __attribute__((visibility("hidden"))) int heapgate_walk_stack(void** frames, int max,
+                                                                         heapgate::detail::WalkMemory* memory,
+                                                                         heapgate::detail::WalkHashes* out) noexcept;
 asm(R"(
   .text
   .globl heapgate_walk_stack

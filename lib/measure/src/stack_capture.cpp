@@ -333,9 +333,8 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
     // libunwind allocates a little on a thread's first unwind (its per-thread
     // cache); jemalloc calls the hooks for it again: heapgate's cost, not the test's.
     HookSuppressor suppress;
-    got = g_walk.load(std::memory_order_relaxed)
-              ? walk_stack(frames, kMaxFrames + kOwnFramesSearched, walk, &hashes)
-              : -1;
+    got = g_walk.load(std::memory_order_relaxed) ? walk_stack(frames, kMaxFrames + kOwnFramesSearched, walk, &hashes)
+                                                 : -1;
     if (got < 0) got = g_backtrace.load(std::memory_order_relaxed)(frames, kMaxFrames + kOwnFramesSearched);
   }
   int first = 0;
