@@ -103,7 +103,7 @@ LiveTable<PointerEntry> g_pointers;
 // freed while none ran) never match. Blocks that cannot be stamped, and ids
 // too large for a stamp, go to g_pointers.
 BlockStamps g_stack_ids;
-bool g_stack_ids_ready = false;
+std::atomic<bool> g_stack_ids_ready{false};  // set once, before the first recording
 constexpr unsigned kGenerationShift = 24;
 constexpr std::uint32_t kIdMask = (1u << kGenerationShift) - 1;
 constexpr std::uint32_t kMostStampedId = kIdMask - 1;
@@ -305,7 +305,10 @@ bool stacks_from_jemalloc_requested() noexcept {
 bool begin_stack_capture() noexcept {
   const BacktraceFn backtrace = libunwind_backtrace();
   if (backtrace == nullptr) return false;
-  if (!g_stack_ids_ready) g_stack_ids_ready = g_stack_ids.init();  // without it every block goes to g_pointers
+  // Without the stamps every block goes to g_pointers.
+  if (!g_stack_ids_ready.load(std::memory_order_relaxed) && g_stack_ids.init()) {
+    g_stack_ids_ready.store(true, std::memory_order_relaxed);
+  }
   g_backtrace.store(backtrace, std::memory_order_relaxed);
   g_walk.store(frame_walker_ready(), std::memory_order_relaxed);
   {
@@ -354,7 +357,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
   // stamps' own lock, which is never taken inside this one.
   const auto key = reinterpret_cast<std::uintptr_t>(ptr);
   std::atomic<std::uint32_t>* stamp = nullptr;
-  if (g_stack_ids_ready) {
+  if (g_stack_ids_ready.load(std::memory_order_relaxed)) {
     stamp = thread != nullptr ? g_stack_ids.locate_cached<true>(thread->id_alloc, key, usize)
                               : g_stack_ids.find_or_add(key, usize);
   }
@@ -408,7 +411,7 @@ void forget_block_locked(std::uint32_t id, std::uint64_t usize) noexcept {
 
 void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexcept {
   const auto key = reinterpret_cast<std::uintptr_t>(ptr);
-  if (g_stack_ids_ready) {
+  if (g_stack_ids_ready.load(std::memory_order_relaxed)) {
     // The size the page's stamps are for is the block's, as recorded: found
     // by the size given, or else by the page alone.
     std::uint64_t stamped_size = usize;
