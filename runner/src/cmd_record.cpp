@@ -352,8 +352,11 @@ int run_record(const RecordOptions& options) {
     return recording.exit_code;
   }
   Symbolizer symbolizer;
-  if (auto sidecars = write_recording_sidecars(*read, symbolizer); !sidecars) (void)bad_input(sidecars.error());
-  auto analysis = analyze_recording(*read, symbolizer);
+  ReadProfiles profiles;  // read once: for the sidecars, then the summary
+  if (auto sidecars = write_recording_sidecars(*read, symbolizer, &profiles); !sidecars) {
+    (void)bad_input(sidecars.error());
+  }
+  auto analysis = analyze_recording(*read, symbolizer, &profiles);
   if (!analysis) {
     (void)bad_input(analysis.error());
     return recording.exit_code;

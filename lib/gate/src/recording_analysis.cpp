@@ -38,13 +38,20 @@ std::vector<std::string> snapshot_paths(const RecordedProcess& p) {
   return paths;
 }
 
-// Every stack of a profile, with lines, as StackSamples.
-Result<std::vector<StackSample>> read_stacks(const std::string& path, Symbolizer& symbolizer) {
+// Every stack of a profile, with lines, as StackSamples. A profile in `read`
+// was read already, and `symbolizer` wrote its sidecar: it knows its frames.
+Result<std::vector<StackSample>> read_stacks(const std::string& path, Symbolizer& symbolizer,
+                                             const ReadProfiles* read) {
+  NormalizeOptions options;
+  options.with_lines = true;
+  if (read != nullptr) {
+    if (auto it = read->find(path); it != read->end()) {
+      return top_stacks(normalize_profile(it->second, symbolizer, options), std::numeric_limits<std::size_t>::max());
+    }
+  }
   auto profile = read_profile(path);
   if (!profile) return fail(profile.error());
   if (auto ready = prepare_symbols(path, *profile, symbolizer); !ready) return fail(ready.error());
-  NormalizeOptions options;
-  options.with_lines = true;
   return top_stacks(normalize_profile(*profile, symbolizer, options), std::numeric_limits<std::size_t>::max());
 }
 
@@ -73,12 +80,13 @@ void append(std::vector<StackSample>& to, std::vector<StackSample> from) {
 }
 
 // One process' snapshots: each site's live blocks at each of them.
-Result<void> follow_snapshots(const RecordedProcess& p, Symbolizer& symbolizer, RecordingAnalysis& out) {
+Result<void> follow_snapshots(const RecordedProcess& p, Symbolizer& symbolizer, const ReadProfiles* read,
+                              RecordingAnalysis& out) {
   const std::vector<std::string> paths = snapshot_paths(p);
   if (paths.size() < 2) return {};
   std::map<std::string, SiteGrowth> sites;
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    auto stacks = read_stacks(paths[i], symbolizer);
+    auto stacks = read_stacks(paths[i], symbolizer, read);
     if (!stacks) return fail(stacks.error());
     for (const CallSite& site : sites_by_bytes(live_as_accumulated(std::move(*stacks)))) {
       SiteGrowth& g = sites[site.function];
@@ -151,11 +159,12 @@ std::string ending_text(const RecordedProcess& p) {
 
 }  // namespace
 
-Result<RecordingAnalysis> analyze_recording(const Recording& recording, Symbolizer& symbolizer) {
+Result<RecordingAnalysis> analyze_recording(const Recording& recording, Symbolizer& symbolizer,
+                                            const ReadProfiles* read) {
   RecordingAnalysis out;
   for (const RecordedProcess& p : recording.processes) {
     for (const std::string& name : p.profiles) {
-      auto stacks = read_stacks(path_in(p.dir, name), symbolizer);
+      auto stacks = read_stacks(path_in(p.dir, name), symbolizer, read);
       if (!stacks) return fail(stacks.error());
       if (name == "live.heap") {
         append(out.live, live_as_accumulated(std::move(*stacks)));
@@ -165,7 +174,7 @@ Result<RecordingAnalysis> analyze_recording(const Recording& recording, Symboliz
         append(out.allocations, std::move(*stacks));
       }
     }
-    if (auto followed = follow_snapshots(p, symbolizer, out); !followed) return fail(followed.error());
+    if (auto followed = follow_snapshots(p, symbolizer, read, out); !followed) return fail(followed.error());
   }
   out.live_sites = sites_by_bytes(out.live);
   out.peak_sites = sites_by_bytes(out.peak);
@@ -179,7 +188,7 @@ Result<RecordingAnalysis> analyze_recording(const Recording& recording, Symboliz
   return out;
 }
 
-Result<void> write_recording_sidecars(const Recording& recording, Symbolizer& symbolizer) {
+Result<void> write_recording_sidecars(const Recording& recording, Symbolizer& symbolizer, ReadProfiles* read) {
   for (const RecordedProcess& p : recording.processes) {
     std::vector<std::string> paths;
     for (const std::string& name : p.profiles) paths.push_back(path_in(p.dir, name));
@@ -188,6 +197,7 @@ Result<void> write_recording_sidecars(const Recording& recording, Symbolizer& sy
       auto profile = read_profile(path);
       if (!profile) return fail(profile.error());
       if (auto written = write_symbols_sidecar(path, *profile, symbolizer); !written) return fail(written.error());
+      if (read != nullptr) read->insert_or_assign(path, std::move(*profile));
     }
   }
   return {};

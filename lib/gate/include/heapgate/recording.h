@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "heapgate/error.h"
 #include "heapgate/metrics.h"
+#include "heapgate/profile.h"
 #include "heapgate/stack_sample.h"
 
 namespace heapgate {
@@ -112,14 +114,22 @@ struct RecordingAnalysis {
   std::vector<SiteGrowth> growth;
 };
 
+/// Profiles already read, by path, with their sidecars written by the
+/// symbolizer that reads them next (write_recording_sidecars()).
+using ReadProfiles = std::map<std::string, Profile>;
+
 /// Reads the profiles of `recording` (through their symbols sidecars) and
-/// charges them to call sites. Errors name the profile.
-Result<RecordingAnalysis> analyze_recording(const Recording& recording, Symbolizer& symbolizer);
+/// charges them to call sites. Errors name the profile. A profile in `read`
+/// is taken from there, named by `symbolizer` without its sidecar.
+Result<RecordingAnalysis> analyze_recording(const Recording& recording, Symbolizer& symbolizer,
+                                            const ReadProfiles* read = nullptr);
 
 /// Writes `<profile>.symbols.json` beside every profile of the recording
 /// (heapgate/symbols_sidecar.h), snapshots included, so it keeps its
 /// meaning after a rebuild. Errors: `io_error`, `parse_error` naming the profile.
-Result<void> write_recording_sidecars(const Recording& recording, Symbolizer& symbolizer);
+/// `read` (optional) keeps each profile whose sidecar was written, for
+/// analyze_recording() not to read it again.
+Result<void> write_recording_sidecars(const Recording& recording, Symbolizer& symbolizer, ReadProfiles* read = nullptr);
 
 /// The one-screen summary `heapgate record` prints: the program's end, per
 /// process peak, total allocated and live at exit, and the top call sites of
