@@ -4,8 +4,10 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -42,6 +44,18 @@ ScopeResult run(Mode mode, const std::function<void()>& body) {
   return r ? *r : ScopeResult{};
 }
 
+// `body` run once counting and once in exact mode, the blocks it keeps freed
+// after each: {counters, exact}.
+std::pair<ScopeResult, ScopeResult> counters_then_exact(const std::function<void(std::vector<void*>&)>& body) {
+  std::vector<void*> keep;
+  keep.reserve(128);
+  ScopeResult c = run(Mode::counters, [&] { body(keep); });
+  free_blocks(keep);
+  ScopeResult e = run(Mode::exact, [&] { body(keep); });
+  free_blocks(keep);
+  return {c, e};
+}
+
 void expect_same_numbers(const ScopeResult& counters, const ScopeResult& exact) {
   EXPECT_EQ(exact.mode, Mode::exact);
   EXPECT_EQ(counters.mode, Mode::counters);
@@ -54,12 +68,7 @@ void expect_same_numbers(const ScopeResult& counters, const ScopeResult& exact) 
 
 TEST(ExactMode, AgreesWithCountersOnAMixedWorkload) {
   HEAPGATE_REQUIRE_PROFILING();
-  std::vector<void*> keep;
-  keep.reserve(100);
-  ScopeResult c = run(Mode::counters, [&] { mixed_workload(keep); });
-  free_blocks(keep);
-  ScopeResult e = run(Mode::exact, [&] { mixed_workload(keep); });
-  free_blocks(keep);
+  const auto [c, e] = counters_then_exact(mixed_workload);
   expect_same_numbers(c, e);
   EXPECT_EQ(e.live_allocations, 20u);
   EXPECT_EQ(e.live_bytes, 17u * 48 + 3u * 81920);  // 40 -> 48 and 70000 -> 81920 size classes
@@ -91,12 +100,7 @@ TEST(ExactMode, AgreesWithCountersOnBlocksTooLargeToStamp) {
     keep.push_back(std::malloc(kHuge));
     allocate_blocks(keep, 5, 64);
   };
-  std::vector<void*> keep;
-  keep.reserve(16);
-  ScopeResult c = run(Mode::counters, [&] { body(keep); });
-  free_blocks(keep);
-  ScopeResult e = run(Mode::exact, [&] { body(keep); });
-  free_blocks(keep);
+  const auto [c, e] = counters_then_exact(body);
   expect_same_numbers(c, e);
   EXPECT_EQ(e.allocations, 7u);
   EXPECT_EQ(e.live_allocations, 6u);

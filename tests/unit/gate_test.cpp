@@ -1036,31 +1036,24 @@ TEST(SchedulingAllowance, OneMoreBlockMayBeTheLargestKindTheTestMakes) {
   server.other_threads = ThreadShare{42, 15312, 0};
   server.call_sites = {CallSite{"httplib::detail::SocketStream::SocketStream()", "httplib.h:11502", 2, 8192},
                        CallSite{"std::string::reserve()", "", 20, 640}};
-  Metrics reconnected = server.metrics;
-  reconnected.allocations += 1;
-  reconnected.allocated_bytes += 4096;
-  EXPECT_EQ(compare_to_baseline(reconnected, &server, Tolerances::strict()).verdict, Verdict::pass);
+  // The verdict on the recorded run plus `allocations` blocks of `bytes` in all.
+  auto with_more = [&server](std::uint64_t allocations, std::uint64_t bytes) {
+    Metrics m = server.metrics;
+    m.allocations += allocations;
+    m.allocated_bytes += bytes;
+    return compare_to_baseline(m, &server, Tolerances::strict()).verdict;
+  };
+  EXPECT_EQ(with_more(1, 4096), Verdict::pass);
   // The socket buffer and a small block beside it: the request read again
   // (cpp-httplib under load: +2 allocations, +4144 bytes).
-  Metrics read_again = server.metrics;
-  read_again.allocations += 2;
-  read_again.allocated_bytes += 4144;
-  EXPECT_EQ(compare_to_baseline(read_again, &server, Tolerances::strict()).verdict, Verdict::pass);
+  EXPECT_EQ(with_more(2, 4144), Verdict::pass);
   // Two more buffers are beyond the two blocks' allowance in bytes, three
   // more blocks in count.
-  reconnected.allocations += 1;
-  reconnected.allocated_bytes += 4096;
-  EXPECT_EQ(compare_to_baseline(reconnected, &server, Tolerances::strict()).verdict, Verdict::regressed);
-  Metrics three = server.metrics;
-  three.allocations += 3;
-  three.allocated_bytes += 96;
-  EXPECT_EQ(compare_to_baseline(three, &server, Tolerances::strict()).verdict, Verdict::regressed);
+  EXPECT_EQ(with_more(2, 8192), Verdict::regressed);
+  EXPECT_EQ(with_more(3, 96), Verdict::regressed);
   // Without the call sites only the 1 KiB floor holds.
   server.call_sites.clear();
-  Metrics one = server.metrics;
-  one.allocations += 1;
-  one.allocated_bytes += 4096;
-  EXPECT_EQ(compare_to_baseline(one, &server, Tolerances::strict()).verdict, Verdict::regressed);
+  EXPECT_EQ(with_more(1, 4096), Verdict::regressed);
 }
 
 TEST(LearnedSpread, CountsThatFollowTimingAreShownNotGatedButLeaksStillAre) {

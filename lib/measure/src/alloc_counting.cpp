@@ -531,9 +531,9 @@ ResizeTicket begin_resize(void* ptr) noexcept {
 
 __attribute__((noinline)) void resize_done(const ResizeTicket& ticket, void* old_ptr, void* new_ptr,
                                            std::uint64_t new_usize, void* stack_start) noexcept {
-  count_free(current_slot_for_free(), Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
+  ThreadSlot* slot = current_slot_for_free();
+  count_free(slot, Taken{ticket.tracked, ticket.unstamped, ticket.epoch, ticket.old_usize});
   if (g_capturing.load(std::memory_order_relaxed)) {
-    ThreadSlot* slot = current_slot_for_free();
     capture_dalloc(old_ptr, ticket.old_usize, slot != nullptr ? &slot->capture : nullptr);
   }
   if (new_ptr != nullptr)

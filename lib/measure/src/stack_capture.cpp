@@ -107,8 +107,9 @@ std::atomic<bool> g_stack_ids_ready{false};  // set once, before the first recor
 constexpr unsigned kGenerationShift = 24;
 constexpr std::uint32_t kIdMask = (1u << kGenerationShift) - 1;
 constexpr std::uint32_t kMostStampedId = kIdMask - 1;
-std::uint32_t g_generation = 0;            // 1-255 once a recording began; under g_pointers' lock
-std::atomic<std::uint32_t> g_id_tag{0};    // g_generation << kGenerationShift, for the hooks
+// The recording's generation (1-255 once one began) << kGenerationShift:
+// changed under g_pointers' lock, read by the hooks without it.
+std::atomic<std::uint32_t> g_id_tag{0};
 std::atomic<bool> g_pointers_used{false};  // g_pointers may hold a block of this recording
 MappedArray<void*> g_frames;
 MappedArray<CapturedStack> g_stacks;
@@ -180,12 +181,12 @@ bool intern(void* const* frames, int depth, std::uint64_t hash, std::uint32_t* i
 // Under the lock, with no hook recording. A new generation makes every id
 // stamp written before it stale; once they wrap, the stamps are forgotten.
 void next_generation_locked() noexcept {
-  if (g_generation == 0xFF) {
+  std::uint32_t generation = g_id_tag.load(std::memory_order_relaxed) >> kGenerationShift;
+  if (generation == 0xFF) {
     g_stack_ids.clear();
-    g_generation = 0;
+    generation = 0;
   }
-  ++g_generation;
-  g_id_tag.store(g_generation << kGenerationShift, std::memory_order_relaxed);
+  g_id_tag.store((generation + 1) << kGenerationShift, std::memory_order_relaxed);
 }
 
 void clear_locked() noexcept {
@@ -371,7 +372,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
     ++record.live_allocations;
     record.live_bytes += static_cast<std::int64_t>(usize);
     if (stamp != nullptr && id <= kMostStampedId) {
-      stamp->store((g_generation << kGenerationShift) | (id + 1), std::memory_order_relaxed);
+      stamp->store(g_id_tag.load(std::memory_order_relaxed) | (id + 1), std::memory_order_relaxed);
     } else {
       if (stamp != nullptr) stamp->store(0, std::memory_order_relaxed);  // not an earlier block's id
       g_pointers.insert(PointerEntry{key, id, pack_size(usize)});
@@ -428,7 +429,7 @@ void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexc
       Locked lock(g_pointers);
       t_holds_lock = true;
       // Unless the recording was cleared since the tag was read.
-      if ((g_generation << kGenerationShift) == tag) forget_block_locked((value & kIdMask) - 1, stamped_size);
+      if (g_id_tag.load(std::memory_order_relaxed) == tag) forget_block_locked((value & kIdMask) - 1, stamped_size);
       t_holds_lock = false;
       return;
     }
