@@ -90,7 +90,7 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
     // The child named them (--heapgate_internal_call_sites).
     measured.sites = std::move(t.call_sites);
     if (!t.gtest_failed && t.verdict != Verdict::unavailable && t.interrupted == Interruption::none) {
-      measured.metrics = t.metrics;
+      measured.metrics = Measurement{t.metrics, t.other_threads};
     }
   }
   if (outcome.timed_out) {
@@ -175,7 +175,7 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
 
 bool RerunExplainer::is_framework_stack(const StackSample& stack) const { return is_gtest_overhead(stack); }
 
-Result<Metrics> RerunExplainer::remeasure(const std::string& test) {
+Result<Measurement> RerunExplainer::remeasure(const std::string& test) {
   // Twice in one fresh process, the second run counted: the first pays for
   // what a process sets up once (name service modules, locale, a library's
   // tables), which the test did not pay in the suite, where earlier tests had.
@@ -194,7 +194,7 @@ Result<Metrics> RerunExplainer::remeasure(const std::string& test) {
   if (measured == nullptr) {
     return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "the re-run measured nothing", ""));
   }
-  return measured->metrics;
+  return Measurement{measured->metrics, measured->other_threads};
 }
 
 Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode, int repeat,

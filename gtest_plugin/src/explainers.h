@@ -68,7 +68,7 @@ class RerunExplainer : public Explainer {
   Result<Explanation> explain(const std::string& test) override;
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
   Result<Explanation> growing(const std::string& test, int repetitions) override;
-  Result<Metrics> remeasure(const std::string& test) override;
+  Result<Measurement> remeasure(const std::string& test) override;
   /// GoogleTest's own stacks (is_gtest_overhead(), gtest_frames.h).
   bool is_framework_stack(const StackSample& stack) const override;
   /// What call_sites() measured of one test.
@@ -79,7 +79,7 @@ class RerunExplainer : public Explainer {
     /// The counts of that run, when it measured the test whole (it did not
     /// fail, nor was it cut short): exact counts are the counters' counts, so
     /// a baseline being recorded takes them as one more run of the test.
-    std::optional<Metrics> metrics;
+    std::optional<Measurement> metrics;
   };
   /// What call_sites() measured of a whole run.
   struct RecordedCallSites {

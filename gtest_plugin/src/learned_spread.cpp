@@ -84,12 +84,12 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
     auto it = by_test.find(t.name);
     if (it != by_test.end()) {
       for (const TestRecord* s : it->second) {
-        if (sampled_measurement(*s)) t.samples.push_back(s->metrics);
+        if (sampled_measurement(*s)) t.samples.push_back(Measurement{s->metrics, s->other_threads});
       }
     }
     if (t.samples.size() < static_cast<std::size_t>(request.wanted)) ++short_of_runs;
-    for (const Metrics& m : t.samples) {
-      if (m != t.metrics) {
+    for (const Measurement& m : t.samples) {
+      if (m.metrics != t.metrics) {
         ++varied;
         break;
       }

@@ -42,6 +42,7 @@ Observation observation_of_test(const TestRecord& record, const Options& options
   observation.mode = record.mode;
   observation.metrics = record.metrics;
   observation.standard_errors = record.standard_errors;
+  observation.other_threads = record.other_threads;
   observation.not_measured = record.not_measured;
   observation.own_failure = record.gtest_failed;
   for (std::size_t i = 0; i < kMetricCount; ++i) {

@@ -266,6 +266,7 @@ class FakeExplainer : public Explainer {
   std::optional<LiveGrowth> growth_result;
   std::optional<Explanation> growing_result;
   std::vector<Metrics> remeasure_results;  // one per call, in order; none left: unavailable
+  ThreadShare remeasure_other_threads;     // what other threads made in each of them
   std::vector<std::string> calls;
 
   Result<Explanation> explain(const std::string& test) override {
@@ -278,10 +279,10 @@ class FakeExplainer : public Explainer {
     if (!growth_result) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
     return *growth_result;
   }
-  Result<Metrics> remeasure(const std::string& test) override {
+  Result<Measurement> remeasure(const std::string& test) override {
     calls.push_back("remeasure " + test);
     if (remeasure_results.empty()) return fail(make_error(ErrorCode::unavailable, "re-run", "no child", ""));
-    Metrics m = remeasure_results.front();
+    Measurement m{remeasure_results.front(), remeasure_other_threads};
     remeasure_results.erase(remeasure_results.begin());
     return m;
   }
@@ -1166,6 +1167,188 @@ TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
   // Single-threaded records write nothing.
   one.tests[0].other_threads = ThreadShare{};
   EXPECT_EQ(to_json(one).find("other_threads"), std::string::npos);
+}
+
+// The CI templates' sample: four workers share 64 lines, and how many map
+// nodes each makes depends on which lines it took. Its own thread made 170
+// allocations in every run; its other threads 93-135 over 200 runs, and up
+// to 180 when all four take lines of every kind.
+BaselineEntry four_workers() {
+  BaselineEntry e;
+  e.mode = Mode::counters;
+  e.metrics = Metrics{277, 69568, 0, 0, 21728};
+  e.noise = NoiseBand{9, Metrics{263, 68448, 0, 0, 19968}, Metrics{305, 71808, 0, 0, 25248}};
+  e.other_threads = ThreadShare{135, 46640, 8};
+  e.own_thread = OwnThreadBand{{170, 25168}, {170, 25168}};
+  return e;
+}
+
+Metrics total(const AllocationCount& own, const ThreadShare& other, std::uint64_t peak = 21728) {
+  return Metrics{own.allocations + other.allocations, own.bytes + other.bytes, 0, 0, peak};
+}
+
+TEST(ThreadedInParts, OtherThreadsMayTakeMoreOfTheWorkTheOwnThreadStaysExact) {
+  const BaselineEntry e = four_workers();
+  const AllocationCount own{170, 25168};
+  // All four workers took lines of every kind: 180 on other threads, 350 in
+  // all, beyond the total band (263-305, limit 335) but not a change.
+  const ThreadShare busy{180, 51440, 12};
+  const Comparison spread =
+      compare_to_baseline(total(own, busy), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy);
+  EXPECT_EQ(spread.verdict, Verdict::pass) << spread.explanation;
+  EXPECT_NE(spread.note.find("allocations 263\xE2\x80\x93"
+                             "305 (this run 350)"),
+            std::string::npos)
+      << spread.note;
+  // Judged by its totals (the run's split unknown), the same run regresses:
+  // how the gate judged before it knew the split.
+  EXPECT_EQ(compare_to_baseline(total(own, busy), &e, Tolerances::strict(), Mode::counters).verdict,
+            Verdict::regressed);
+  // One worker did it all: fewer on other threads is not an improvement.
+  const ThreadShare alone_worker{93, 43200, 2};
+  EXPECT_EQ(compare_to_baseline(total(own, alone_worker), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
+                                &alone_worker)
+                .verdict,
+            Verdict::pass);
+
+  // Three more allocations on the test's own thread regress it, whatever the
+  // other threads did (here fewer: the total fell).
+  const AllocationCount more{173, 25168 + 3 * 32};
+  const Comparison own_grew = compare_to_baseline(total(more, alone_worker), &e, Tolerances::strict(), Mode::counters,
+                                                  std::nullopt, {}, &alone_worker);
+  EXPECT_EQ(own_grew.verdict, Verdict::regressed) << own_grew.explanation;
+  EXPECT_NE(own_grew.explanation.find("its own thread made 173 (recorded 170, limit 172)"), std::string::npos)
+      << own_grew.explanation;
+  EXPECT_NE(own_grew.explanation.find("judged in two parts"), std::string::npos) << own_grew.explanation;
+  // Two more are scheduling's two blocks.
+  const AllocationCount two_more{172, 25168 + 64};
+  EXPECT_EQ(
+      compare_to_baseline(total(two_more, busy), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy)
+          .verdict,
+      Verdict::pass);
+
+  // Other threads doing more than twice the most they did when recorded regress it.
+  const ThreadShare doubled{271, 60000, 12};
+  const Comparison other_grew =
+      compare_to_baseline(total(own, doubled), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &doubled);
+  EXPECT_EQ(other_grew.verdict, Verdict::regressed);
+  EXPECT_NE(other_grew.explanation.find("other threads 271 (at most 135 when recorded, limit 270)"), std::string::npos)
+      << other_grew.explanation;
+  const ThreadShare twice{270, 60000, 12};
+  EXPECT_EQ(compare_to_baseline(total(own, twice), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &twice)
+                .verdict,
+            Verdict::pass);
+
+  // Fewer on the own thread is an improvement.
+  const AllocationCount fewer{160, 25168 - 320};
+  EXPECT_EQ(compare_to_baseline(total(fewer, busy), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy)
+                .verdict,
+            Verdict::improved);
+}
+
+TEST(ThreadedInParts, AFreshRunConfirmsOrClearsByItsOwnSplit) {
+  const BaselineEntry e = four_workers();
+  const ThreadShare busy{180, 51440, 12};
+  const Measurement spread{total({170, 25168}, busy), busy};
+  EXPECT_TRUE(confirmation_clears(spread, &e, Mode::counters, "regressed: ...").has_value());
+  const Measurement planted{total({180, 25168 + 320}, busy), busy};
+  EXPECT_FALSE(confirmation_clears(planted, &e, Mode::counters, "regressed: ...").has_value());
+
+  // Through gate_test(): the suite run and both fresh runs each have their
+  // split, and the own thread's +10 reproduces in them.
+  FakeExplainer explainer;
+  explainer.remeasure_results = {planted.metrics, planted.metrics};
+  explainer.remeasure_other_threads = busy;
+  TestRecord record;
+  record.name = "CountWordsParallel.MatchesTheSerialCount";
+  record.mode = Mode::counters;
+  record.metrics = planted.metrics;
+  record.other_threads = busy;
+  Observation o;
+  o.mode = Mode::counters;
+  o.metrics = planted.metrics;
+  o.other_threads = busy;
+  gate_test(record, o, &e, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
+  EXPECT_EQ(record.verdict, Verdict::regressed) << record.message;
+  ASSERT_EQ(record.confirmations.size(), 2u);
+  EXPECT_EQ(record.confirmations[0].other_threads, busy);
+  // Judged again from the saved report: the same verdict.
+  Report report;
+  report.run.binary = "b";
+  report.tests.push_back(record);
+  auto saved = parse_report_json(to_json(report), "r.json");
+  ASSERT_TRUE(saved) << saved.error().message();
+  EXPECT_EQ(saved->tests[0].confirmations, record.confirmations);
+  Baseline b;
+  b.tests["CountWordsParallel.MatchesTheSerialCount"] = e;
+  judge_run(*saved, b, GatePolicy{}, false);
+  EXPECT_EQ(saved->tests[0].verdict, Verdict::regressed);
+}
+
+TEST(ThreadedInParts, TheOwnThreadsBandIsRecordedFromEveryRunAndKept) {
+  Report run;
+  run.run.binary = "b";
+  TestRecord t;
+  t.name = "S.T";
+  t.suite = "S";
+  t.test = "T";
+  t.mode = Mode::counters;
+  t.other_threads = ThreadShare{93, 43200, 2};
+  t.metrics = total({170, 25168}, t.other_threads);
+  // Learned spread: two more runs, one with a second worker, one whose own
+  // thread made one more block.
+  const ThreadShare two_workers{107, 44400, 5};
+  t.samples = {Measurement{total({170, 25168}, two_workers), two_workers},
+               Measurement{total({171, 25200}, t.other_threads), t.other_threads}};
+  run.tests.push_back(t);
+  const BaselineEntry recorded_entry = baseline_entries(run).at("S.T");
+  ASSERT_TRUE(recorded_entry.own_thread);
+  EXPECT_EQ(*recorded_entry.own_thread, (OwnThreadBand{{170, 25168}, {171, 25200}}));
+  EXPECT_EQ(recorded_entry.other_threads, (ThreadShare{107, 44400, 5}));  // the most of every run
+
+  // Kept in the report (samples with their split) and in the baseline file.
+  auto reread_run = parse_report_json(to_json(run), "r.json");
+  ASSERT_TRUE(reread_run) << reread_run.error().message();
+  EXPECT_EQ(reread_run->tests[0].samples, t.samples);
+  Baseline b;
+  b.binary = "b";
+  write_run_into(b, run, BaselineWriteRules{});
+  auto reread = parse_baseline_json(to_json(b), "b.json");
+  ASSERT_TRUE(reread) << reread.error().message();
+  EXPECT_EQ(reread->tests.at("S.T").own_thread, recorded_entry.own_thread);
+  // A band upside down is refused with its place named.
+  std::string bad = to_json(b);
+  const std::size_t low = bad.find("\"allocations\": 170", bad.find("\"low\"", bad.find("\"own_thread\"")));
+  ASSERT_NE(low, std::string::npos) << bad;
+  bad.replace(low, std::string("\"allocations\": 170").size(), "\"allocations\": 999");
+  auto refused = parse_baseline_json(bad, "b.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("/tests/S.T/own_thread/low"), std::string::npos)
+      << refused.error().message();
+
+  // Calibration: the band over all runs; a run no other thread ran in made
+  // everything on its own thread.
+  Report quiet = run;
+  quiet.tests[0].samples.clear();
+  quiet.tests[0].other_threads = ThreadShare{};
+  quiet.tests[0].metrics = total({169, 25100}, ThreadShare{});
+  const auto calibrated = calibrated_entries({run, quiet});
+  EXPECT_EQ(*calibrated.at("S.T").own_thread, (OwnThreadBand{{169, 25100}, {171, 25200}}));
+
+  // Accepting one run: near the band widens it, far from it (an intended
+  // change) replaces it; the most other threads made stays the most seen.
+  Report near_run = quiet;
+  near_run.tests[0].other_threads = ThreadShare{50, 20000, 1};
+  near_run.tests[0].metrics = total({172, 25230}, near_run.tests[0].other_threads);
+  Baseline widened = b;
+  write_run_into(widened, near_run, BaselineWriteRules{});
+  EXPECT_EQ(*widened.tests.at("S.T").own_thread, (OwnThreadBand{{170, 25168}, {172, 25230}}));
+  EXPECT_EQ(widened.tests.at("S.T").other_threads, (ThreadShare{107, 44400, 5}));
+  Report far_run = near_run;
+  far_run.tests[0].metrics = total({340, 50000}, near_run.tests[0].other_threads);
+  Baseline moved = b;
+  write_run_into(moved, far_run, BaselineWriteRules{});
+  EXPECT_EQ(*moved.tests.at("S.T").own_thread, (OwnThreadBand{{340, 50000}, {340, 50000}}));
 }
 
 }  // namespace

@@ -94,13 +94,47 @@ json band_to_json(const NoiseBand& band) {
       {"runs", band.runs}, {"low", detail::metrics_to_json(band.low)}, {"high", detail::metrics_to_json(band.high)}};
 }
 
+AllocationCount read_allocation_count(JsonReader& r, const json& value, const std::string& pointer) {
+  AllocationCount out;
+  if (!r.object(value, pointer)) return out;
+  r.only_keys(value, pointer, {"allocations", "bytes"});
+  if (const json* f = r.member(value, pointer, "allocations", true)) {
+    out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
+  }
+  if (const json* f = r.member(value, pointer, "bytes", true)) out.bytes = r.u64(*f, pointer_append(pointer, "bytes"));
+  return out;
+}
+
+OwnThreadBand read_own_thread_band(JsonReader& r, const json& value, const std::string& pointer) {
+  OwnThreadBand band;
+  if (!r.object(value, pointer)) return band;
+  r.only_keys(value, pointer, {"high", "low"});
+  if (const json* low = r.member(value, pointer, "low", true)) {
+    band.low = read_allocation_count(r, *low, pointer_append(pointer, "low"));
+  }
+  if (const json* high = r.member(value, pointer, "high", true)) {
+    band.high = read_allocation_count(r, *high, pointer_append(pointer, "high"));
+  }
+  if (r.ok() && (band.low.allocations > band.high.allocations || band.low.bytes > band.high.bytes)) {
+    r.fail_at(pointer_append(pointer, "low"), "is above the band's high value",
+              std::string("low must not exceed high; ") + kRecordFix);
+  }
+  return band;
+}
+
+json own_thread_band_to_json(const OwnThreadBand& band) {
+  return json{{"low", {{"allocations", band.low.allocations}, {"bytes", band.low.bytes}}},
+              {"high", {{"allocations", band.high.allocations}, {"bytes", band.high.bytes}}}};
+}
+
 }  // namespace
 
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
          a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads && a.alone == b.alone && a.not_measured == b.not_measured;
+         a.other_threads == b.other_threads && a.own_thread == b.own_thread && a.alone == b.alone &&
+         a.not_measured == b.not_measured;
 }
 
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
@@ -174,7 +208,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       if (!r.object(e, p)) break;
       r.only_keys(e, p,
                   {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "not_measured",
-                   "other_threads", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+                   "other_threads", "own_thread", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* n = r.member(e, p, "not_measured", false)) {
@@ -199,6 +233,9 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       }
       if (const json* other = r.member(e, p, "other_threads", false)) {
         entry.other_threads = detail::read_thread_share(r, *other, pointer_append(p, "other_threads"));
+      }
+      if (const json* own = r.member(e, p, "own_thread", false)) {
+        entry.own_thread = read_own_thread_band(r, *own, pointer_append(p, "own_thread"));
       }
       if (const json* complete = r.member(e, p, "call_sites_complete", false)) {
         entry.call_sites_complete = r.boolean(*complete, pointer_append(p, "call_sites_complete"));
@@ -254,6 +291,7 @@ std::string to_json(const Baseline& baseline) {
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
     if (entry.call_sites_complete) e["call_sites_complete"] = true;
     if (!entry.other_threads.empty()) e["other_threads"] = detail::thread_share_to_json(entry.other_threads);
+    if (entry.own_thread) e["own_thread"] = own_thread_band_to_json(*entry.own_thread);
     if (entry.setup_residue) e["setup_residue"] = true;
     if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);
     if (entry.noise) e["noise"] = band_to_json(*entry.noise);
@@ -334,6 +372,31 @@ NoiseBand shifted(const NoiseBand& band, const Metrics& old_metrics, const Metri
   return out;
 }
 
+// One accepted run of a threaded test: its own thread's part near the band
+// (within one width of it) widens the band; farther out it is an intended
+// change and the run's part replaces it. The most other threads made stays
+// the most either saw.
+void accept_into_threads(const BaselineEntry& old, BaselineEntry& fresh) {
+  if (old.other_threads.empty() || fresh.other_threads.empty()) return;
+  fresh.other_threads.allocations = std::max(fresh.other_threads.allocations, old.other_threads.allocations);
+  fresh.other_threads.bytes = std::max(fresh.other_threads.bytes, old.other_threads.bytes);
+  fresh.other_threads.switches = std::max(fresh.other_threads.switches, old.other_threads.switches);
+  if (!old.own_thread || !fresh.own_thread) return;
+  auto near = [](std::uint64_t low, std::uint64_t high, std::uint64_t v) {
+    const std::uint64_t width = high - low;
+    return width > 0 && v + width >= low && v <= high + width;
+  };
+  const OwnThreadBand& band = *old.own_thread;
+  const AllocationCount own = fresh.own_thread->high;
+  if (near(band.low.allocations, band.high.allocations, own.allocations) &&
+      near(band.low.bytes, band.high.bytes, own.bytes)) {
+    OwnThreadBand widened = band;
+    widen(widened, fresh.own_thread->low);
+    widen(widened, fresh.own_thread->high);
+    fresh.own_thread = widened;
+  }
+}
+
 }  // namespace
 
 BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, BaselineEntry>& results) {
@@ -352,6 +415,7 @@ BaselineUpdate update_entries(Baseline& baseline, const std::map<std::string, Ba
       merged.call_sites_complete = it->second.call_sites_complete;
     }
     if (!merged.noise && it->second.noise) accept_into_band(*it->second.noise, it->second.metrics, merged);
+    if (!fresh.noise) accept_into_threads(it->second, merged);
     if (!merged.alone && it->second.alone)
       merged.alone = shifted(*it->second.alone, it->second.metrics, merged.metrics);
     if (merged == it->second) {

@@ -68,14 +68,14 @@ namespace {
 
 // The band a recording run's samples span with its own measurement; none
 // when they all agree (the test is exact after all).
-std::optional<NoiseBand> learned_band(const Metrics& measured, const std::vector<Metrics>& samples) {
+std::optional<NoiseBand> learned_band(const Metrics& measured, const std::vector<Measurement>& samples) {
   NoiseBand band{static_cast<std::uint32_t>(samples.size() + 1), measured, measured};
   bool varies = false;
-  for (const Metrics& sample : samples) {
+  for (const Measurement& sample : samples) {
     for (MetricName m : kMetricNames) {
-      get(band.low, m) = std::min(get(band.low, m), get(sample, m));
-      get(band.high, m) = std::max(get(band.high, m), get(sample, m));
-      varies = varies || get(sample, m) != get(measured, m);
+      get(band.low, m) = std::min(get(band.low, m), get(sample.metrics, m));
+      get(band.high, m) = std::max(get(band.high, m), get(sample.metrics, m));
+      varies = varies || get(sample.metrics, m) != get(measured, m);
     }
   }
   return varies ? std::optional<NoiseBand>(band) : std::nullopt;
@@ -98,6 +98,19 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.call_sites = t.call_sites;
     e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
     e.other_threads = t.other_threads;
+    // Over the run and its samples: the most other threads made, and the
+    // band of what the test's own thread made.
+    for (const Measurement& sample : t.samples) {
+      e.other_threads.allocations = std::max(e.other_threads.allocations, sample.other_threads.allocations);
+      e.other_threads.bytes = std::max(e.other_threads.bytes, sample.other_threads.bytes);
+      e.other_threads.switches = std::max(e.other_threads.switches, sample.other_threads.switches);
+    }
+    if (!e.other_threads.empty()) {
+      const AllocationCount own = own_thread_part(t.metrics, t.other_threads);
+      OwnThreadBand band{own, own};
+      for (const Measurement& sample : t.samples) widen(band, own_thread_part(sample.metrics, sample.other_threads));
+      e.own_thread = band;
+    }
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;
     if (t.alone) e.alone = NoiseBand{1, *t.alone, *t.alone};

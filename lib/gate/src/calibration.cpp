@@ -53,6 +53,22 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
       entry.other_threads.bytes = std::max(entry.other_threads.bytes, e->other_threads.bytes);
       entry.other_threads.switches = std::max(entry.other_threads.switches, e->other_threads.switches);
     }
+    // The own thread's band over every run; a run no other thread ran in
+    // made all of its allocations on it.
+    entry.own_thread = std::nullopt;
+    if (!entry.other_threads.empty()) {
+      for (const BaselineEntry* e : seen) {
+        const OwnThreadBand run_band =
+            e->own_thread ? *e->own_thread
+                          : OwnThreadBand{own_thread_part(e->metrics, {}), own_thread_part(e->metrics, {})};
+        if (!entry.own_thread) {
+          entry.own_thread = run_band;
+          continue;
+        }
+        widen(*entry.own_thread, run_band.low);
+        widen(*entry.own_thread, run_band.high);
+      }
+    }
     entry.alone = std::nullopt;
     for (const BaselineEntry* e : seen) {
       if (!e->alone) continue;

@@ -64,6 +64,67 @@ std::uint64_t largest_block(const std::vector<CallSite>& sites) {
   return largest;
 }
 
+// A threaded test's allocations or allocated bytes judged in two parts
+// (compare_to_baseline()'s doc, docs/design.md §6a): what its own thread made
+// repeats as single-threaded code does; how much of the work its other
+// threads took is scheduling.
+struct PartsJudgement {
+  bool grew = false;
+  bool shrank = false;
+  /// How far the total may move in the direction it moved.
+  std::uint64_t limit = 0;
+  /// "its own thread made 170 (recorded 170, limit 172); other threads 121
+  /// (at most 107 when recorded, limit 214)".
+  std::string text;
+};
+
+PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Metrics& current,
+                           const ThreadShare& other_now, const Tolerance& tolerance) {
+  const bool bytes = m == MetricName::allocated_bytes;
+  auto pick = [bytes](const AllocationCount& c) { return bytes ? c.bytes : c.allocations; };
+  const OwnThreadBand& band = *baseline.own_thread;
+  const std::uint64_t own = pick(own_thread_part(current, other_now));
+  const std::uint64_t low = pick(band.low);
+  const std::uint64_t high = pick(band.high);
+  // A block the own thread may gain by scheduling (a queue node pushed at a
+  // boundary, one more read): kSchedulingBlocks of its own mean block, one of
+  // them possibly the largest the test makes.
+  std::uint64_t blocks = kSchedulingBlocks;
+  if (bytes) {
+    const std::uint64_t mean = band.high.allocations == 0 ? 0
+                                                          : band.high.bytes / band.high.allocations +
+                                                                (band.high.bytes % band.high.allocations != 0);
+    blocks = std::max(largest_block(baseline.call_sites), mean) + (kSchedulingBlocks - 1) * mean;
+  }
+  // A band that varied is widened as a noise band is (noise_band_limits()).
+  std::uint64_t width = high - low;
+  if (width > 0) {
+    width = std::max(width, saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(high))));
+  }
+  const std::uint64_t upper = high + width + allowed_change(tolerance, high) + blocks;
+  const std::uint64_t slack = width + allowed_change(tolerance, low) + blocks;
+  const std::uint64_t lower = low > slack ? low - slack : 0;
+
+  const std::uint64_t other = bytes ? other_now.bytes : other_now.allocations;
+  const std::uint64_t most = bytes ? baseline.other_threads.bytes : baseline.other_threads.allocations;
+  const std::uint64_t growth = saturating_count(std::ceil(kOtherThreadsGrowth * static_cast<double>(most)));
+  const std::uint64_t other_upper =
+      most + std::max(growth, scheduling_allowance(m, baseline.other_threads, baseline.metrics,
+                                                   largest_block(baseline.call_sites)));
+
+  PartsJudgement j;
+  j.grew = own > upper || other > other_upper;
+  j.shrank = !j.grew && own < lower;
+  const std::uint64_t total = get(baseline.metrics, m);
+  j.limit = get(current, m) >= total ? upper + other_upper - std::min(upper + other_upper, total)
+                                     : total - std::min(total, lower);
+  const std::string recorded = low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
+  j.text = "its own thread made " + std::to_string(own) + " (recorded " + recorded + ", limit " +
+           (j.shrank ? std::to_string(lower) : std::to_string(upper)) + "), other threads " + std::to_string(other) +
+           " (at most " + std::to_string(most) + " when recorded, limit " + std::to_string(other_upper) + ")";
+  return j;
+}
+
 }  // namespace
 
 std::uint64_t sampling_tolerance(double baseline_error, double current_error) noexcept {
@@ -73,7 +134,7 @@ std::uint64_t sampling_tolerance(double baseline_error, double current_error) no
 
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
                                std::optional<Mode> current_mode, const std::optional<Metrics>& current_errors,
-                               const std::vector<MetricName>& not_measured) {
+                               const std::vector<MetricName>& not_measured, const ThreadShare* current_other_threads) {
   Comparison c;
   if (baseline == nullptr) {
     c.verdict = Verdict::new_test;
@@ -98,6 +159,10 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   // Other threads' allocations land in the test by scheduling: a little
   // more or less of them is not a change (docs/design.md §6a).
   const bool threaded = !baseline->other_threads.empty();
+  // Two parts need the run's split and the entry's own-thread band; sampled
+  // estimates are not split.
+  const bool in_parts = threaded && baseline->own_thread && current_other_threads != nullptr && !by_sampling;
+  const Tolerances unthreaded = used;
   if (threaded) {
     for (MetricName m : kMetricNames) {
       // max(absolute, relative x baseline) for the test's own thread, plus the scheduling allowance.
@@ -126,6 +191,23 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       if (!timing.empty()) timing += ", ";
       timing += std::string(to_string(m)) + " " + std::to_string(get(baseline->noise->low, m)) + "–" +
                 std::to_string(get(baseline->noise->high, m)) + " (this run " + std::to_string(get(current, m)) + ")";
+      c.deltas.push_back(d);
+      continue;
+    }
+    if (in_parts && (m == MetricName::allocations || m == MetricName::allocated_bytes)) {
+      const PartsJudgement parts = judge_parts(m, *baseline, current, *current_other_threads, unthreaded[m]);
+      d.beyond_tolerance = parts.grew || parts.shrank;
+      d.limit = parts.limit;
+      if (baseline->noise && spread(*baseline->noise, m) > 0) {
+        if (!noisy.empty()) noisy += ", ";
+        noisy += std::string(to_string(m)) + " " + std::to_string(get(baseline->noise->low, m)) + "–" +
+                 std::to_string(get(baseline->noise->high, m)) + " (this run " + std::to_string(get(current, m)) + ")";
+      }
+      if (d.beyond_tolerance) {
+        std::string& list = parts.grew ? grew : shrank;
+        if (!list.empty()) list += "; ";
+        list += describe(d) + ": " + parts.text;
+      }
       c.deltas.push_back(d);
       continue;
     }
@@ -169,7 +251,15 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     c.explanation = "pass: every metric is within tolerance of the baseline.";
   }
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
-  if (threaded && c.verdict != Verdict::pass) {
+  if (in_parts && c.verdict != Verdict::pass) {
+    c.explanation += " Other threads allocated in it (at most " + std::to_string(baseline->other_threads.allocations) +
+                     " allocations, " + std::to_string(baseline->other_threads.bytes) +
+                     " bytes, when recorded), so allocations and allocated_bytes are judged in two parts: its own "
+                     "thread's within what it made when recorded, the tolerance and " +
+                     std::to_string(kSchedulingBlocks) +
+                     " blocks; its other threads' up to twice the most they made, since how work splits among "
+                     "threads is scheduling. peak_bytes may move by all of the other threads' bytes.";
+  } else if (threaded && c.verdict != Verdict::pass) {
     if (baseline->other_threads.allocations > 0) {
       c.explanation +=
           " Other threads made " + std::to_string(baseline->other_threads.allocations) + " of its allocations (" +
@@ -212,6 +302,7 @@ std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntr
                                   [&](MetricName m) { return spread(*baseline.alone, m) > 0; });
   alone.noise = varies ? baseline.alone : std::nullopt;
   alone.alone = std::nullopt;
+  alone.own_thread = std::nullopt;  // the band alone is of totals
   if (baseline.noise) {
     // A test shown to vary in the suite varies alone too, and one run alone
     // (what calibration measures) cannot show by how much: each metric that

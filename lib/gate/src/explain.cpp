@@ -40,7 +40,7 @@ std::string leak_site(const TestRecord& record) {
   return at;
 }
 
-Result<Metrics> Explainer::remeasure(const std::string& test) {
+Result<Measurement> Explainer::remeasure(const std::string& test) {
   return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "this explainer cannot re-run a test", ""));
 }
 
@@ -123,8 +123,12 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   // baseline, it tells a change from that state later (confirmation below).
   const bool measurable = observation.metrics && !observation.own_failure && observation.mode != Mode::off &&
                           observation.mode != Mode::sampled;
+  std::optional<Measurement> alone_run;
   if (options.measure_alone && measurable) {
-    if (auto alone = explainer.remeasure(record.name)) record.alone = *alone;
+    if (auto alone = explainer.remeasure(record.name)) {
+      alone_run = *alone;
+      record.alone = alone->metrics;
+    }
   }
   Judgement judged = judge(observation, baseline, policy);
   const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(),
@@ -136,13 +140,12 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     // them, so judging it again decides the same.
     const Comparison regression =
         compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode,
-                            std::nullopt, observation.not_measured);
-    const bool measured_alone = record.alone.has_value();
+                            std::nullopt, observation.not_measured, &observation.other_threads);
     for (int i = 0; i < options.confirm_runs; ++i) {
-      Result<Metrics> again =
-          i == 0 && measured_alone ? Result<Metrics>(*record.alone) : explainer.remeasure(record.name);
+      Result<Measurement> again =
+          i == 0 && alone_run ? Result<Measurement>(*alone_run) : explainer.remeasure(record.name);
       if (!again) break;
-      if (!record.alone) record.alone = *again;
+      if (!record.alone) record.alone = again->metrics;
       observation.confirmations.push_back(*again);
       if (confirmation_clears(*again, baseline, observation.mode, regression.explanation)) break;
     }

@@ -48,9 +48,11 @@ bool setup_residue_known(const Observation& observation, const BaselineEntry* ba
   return m.live_allocations <= most.live_allocations && m.live_bytes <= most.live_bytes;
 }
 
-std::optional<std::string> confirmation_clears(const Metrics& fresh, const BaselineEntry* baseline, Mode mode,
+std::optional<std::string> confirmation_clears(const Measurement& run, const BaselineEntry* baseline, Mode mode,
                                                const std::string& regression) {
-  const Comparison again = compare_to_baseline(fresh, baseline, Tolerances::for_mode(mode), mode);
+  const Metrics& fresh = run.metrics;
+  const Comparison again =
+      compare_to_baseline(fresh, baseline, Tolerances::for_mode(mode), mode, std::nullopt, {}, &run.other_threads);
   const std::optional<Comparison> alone = baseline != nullptr ? compare_alone(fresh, *baseline, mode) : std::nullopt;
   const std::string measured = "allocations " + std::to_string(fresh.allocations) + ", allocated_bytes " +
                                std::to_string(fresh.allocated_bytes) + ", peak_bytes " +
@@ -84,7 +86,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   if (baseline != nullptr) j.baseline = baseline->metrics;
   const Comparison comparison =
       compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode,
-                          observation.standard_errors, observation.not_measured);
+                          observation.standard_errors, observation.not_measured, &observation.other_threads);
   j.deltas = comparison.deltas;
   if (observation.own_failure) {
     // GoogleTest keeps a failed assertion's message and result records until
@@ -169,7 +171,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
   if (compared == Verdict::regressed && by_site.empty() && observation.mode != Mode::sampled && !policy.accepting) {
     // A change in the code regresses every run; timing or what earlier tests
     // left behind does not: one fresh run that does not regress clears it.
-    for (const Metrics& fresh : observation.confirmations) {
+    for (const Measurement& fresh : observation.confirmations) {
       if (auto cleared = confirmation_clears(fresh, baseline, observation.mode, comparison.explanation)) {
         line(notes, *cleared);
         compared = Verdict::pass;

@@ -16,6 +16,7 @@ Observation observation_of(const TestRecord& record) {
   if (record.verdict != Verdict::unavailable && record.mode != Mode::off) {
     o.metrics = record.metrics;
     o.standard_errors = record.standard_errors;
+    o.other_threads = record.other_threads;
   } else {
     o.unavailable_reason = record.message;
   }

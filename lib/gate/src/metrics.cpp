@@ -182,6 +182,31 @@ bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
 }
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
 
+bool operator==(const Measurement& a, const Measurement& b) noexcept {
+  return a.metrics == b.metrics && a.other_threads == b.other_threads;
+}
+bool operator!=(const Measurement& a, const Measurement& b) noexcept { return !(a == b); }
+
+bool operator==(const AllocationCount& a, const AllocationCount& b) noexcept {
+  return a.allocations == b.allocations && a.bytes == b.bytes;
+}
+bool operator!=(const AllocationCount& a, const AllocationCount& b) noexcept { return !(a == b); }
+
+bool operator==(const OwnThreadBand& a, const OwnThreadBand& b) noexcept { return a.low == b.low && a.high == b.high; }
+bool operator!=(const OwnThreadBand& a, const OwnThreadBand& b) noexcept { return !(a == b); }
+
+void widen(OwnThreadBand& band, const AllocationCount& own) noexcept {
+  band.low.allocations = std::min(band.low.allocations, own.allocations);
+  band.low.bytes = std::min(band.low.bytes, own.bytes);
+  band.high.allocations = std::max(band.high.allocations, own.allocations);
+  band.high.bytes = std::max(band.high.bytes, own.bytes);
+}
+
+AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other_threads) noexcept {
+  auto less = [](std::uint64_t total, std::uint64_t part) { return total - std::min(total, part); };
+  return {less(metrics.allocations, other_threads.allocations), less(metrics.allocated_bytes, other_threads.bytes)};
+}
+
 std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own,
                                    std::uint64_t largest_block) noexcept {
   if (other_threads.empty()) return 0;

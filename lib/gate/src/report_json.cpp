@@ -162,6 +162,21 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   return run;
 }
 
+// A sample or confirmation (write_measurement()).
+Measurement read_measurement(JsonReader& r, const json& v, const std::string& p) {
+  Measurement out;
+  if (!r.object(v, p)) return out;
+  if (const json* other = v.is_object() ? r.member(v, p, "other_threads", false) : nullptr) {
+    out.other_threads = read_thread_share(r, *other, pointer_append(p, "other_threads"));
+    json metrics = v;
+    metrics.erase("other_threads");
+    out.metrics = r.metrics(metrics, p);
+    return out;
+  }
+  out.metrics = r.metrics(v, p);
+  return out;
+}
+
 TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   TestRecord t;
   if (!r.object(v, p)) return t;
@@ -232,7 +247,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
     const std::string sp = pointer_append(p, "samples");
     if (r.array(*f, sp)) {
       for (std::size_t i = 0; i < f->size() && r.ok(); ++i) {
-        t.samples.push_back(r.metrics((*f)[i], sp + "/" + std::to_string(i)));
+        t.samples.push_back(read_measurement(r, (*f)[i], sp + "/" + std::to_string(i)));
       }
     }
   }
@@ -249,7 +264,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
     const std::string cp = pointer_append(p, "confirmations");
     if (r.array(*f, cp)) {
       for (std::size_t i = 0; i < f->size() && r.ok(); ++i) {
-        t.confirmations.push_back(r.metrics((*f)[i], cp + "/" + std::to_string(i)));
+        t.confirmations.push_back(read_measurement(r, (*f)[i], cp + "/" + std::to_string(i)));
       }
     }
   }
@@ -491,6 +506,26 @@ void write_metrics(CompactJson& w, const Metrics& m, const std::vector<MetricNam
   w.close('}');
 }
 
+void write_thread_share(CompactJson& w, const ThreadShare& share) {
+  w.open('{');
+  w.key("allocations").u64(share.allocations);
+  w.key("bytes").u64(share.bytes);
+  if (share.switches > 0) w.key("switches").u64(share.switches);
+  w.close('}');
+}
+
+// A sample or confirmation: its metrics, with "other_threads" among them
+// (in key order) when other threads allocated or ran.
+void write_measurement(CompactJson& w, const Measurement& m) {
+  w.open('{');
+  for (MetricName name : metrics_in_key_order()) {
+    if (name == MetricName::peak_bytes && !m.other_threads.empty())
+      write_thread_share(w.key("other_threads"), m.other_threads);
+    w.key(to_string(name)).u64(get(m.metrics, name));
+  }
+  w.close('}');
+}
+
 void write_call_sites(CompactJson& w, const std::vector<CallSite>& sites) {
   w.open('[');
   for (const CallSite& c : sites) {
@@ -532,7 +567,7 @@ std::string record_json_line(const TestRecord& t) {
   if (t.call_sites_complete) w.key("call_sites_complete").boolean(true);
   if (!t.confirmations.empty()) {
     w.key("confirmations").open('[');
-    for (const Metrics& m : t.confirmations) write_metrics(w, m);
+    for (const Measurement& m : t.confirmations) write_measurement(w, m);
     w.close(']');
   }
   w.key("deltas").open('[');
@@ -570,20 +605,14 @@ std::string record_json_line(const TestRecord& t) {
     for (MetricName m : t.not_measured) w.string(to_string(m));
     w.close(']');
   }
-  if (!t.other_threads.empty()) {
-    w.key("other_threads").open('{');
-    w.key("allocations").u64(t.other_threads.allocations);
-    w.key("bytes").u64(t.other_threads.bytes);
-    if (t.other_threads.switches > 0) w.key("switches").u64(t.other_threads.switches);
-    w.close('}');
-  }
+  if (!t.other_threads.empty()) write_thread_share(w.key("other_threads"), t.other_threads);
   w.key("profiles").open('[');
   for (const std::string& p : t.profiles) w.string(p);
   w.close(']');
   if (t.released_later) w.key("released_later").boolean(true);
   if (!t.samples.empty()) {
     w.key("samples").open('[');
-    for (const Metrics& m : t.samples) write_metrics(w, m);
+    for (const Measurement& m : t.samples) write_measurement(w, m);
     w.close(']');
   }
   if (t.setup_residue) w.key("setup_residue").boolean(true);

@@ -118,6 +118,14 @@ struct BaselineEntry {
   /// scheduling_allowance() besides its tolerance. A single-threaded test has
   /// none and stays exact.
   ThreadShare other_threads = {};
+  /// A threaded test's own thread's part, lowest and highest over the runs
+  /// that recorded it (JSON "own_thread": {"low": {"allocations": N,
+  /// "bytes": B}, "high": {...}}, written with `other_threads`). With it,
+  /// allocations and allocated bytes are judged in two parts: the own
+  /// thread's against this band and its tolerance, the other threads'
+  /// against kOtherThreadsGrowth over `other_threads` (compare_to_baseline()).
+  /// Absent in baselines recorded before it: those are judged by their totals.
+  std::optional<OwnThreadBand> own_thread = std::nullopt;
   /// The test's metrics run alone, in a fresh process of its own (JSON
   /// "alone": {"runs": N, "low": {metrics}, "high": {metrics}}, absent when
   /// not measured; `--heapgate_measure_alone`, which `heapgate run

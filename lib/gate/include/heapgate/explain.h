@@ -51,7 +51,7 @@ class Explainer {
   /// tell a change from timing noise; the GoogleTest plugin runs it twice
   /// there and counts the second run, so what a process sets up once is not
   /// counted. Default: unavailable (no confirmation).
-  virtual Result<Metrics> remeasure(const std::string& test);
+  virtual Result<Measurement> remeasure(const std::string& test);
   /// `stack`, one of this explainer's, was made by the test framework for
   /// every test rather than by the test (GoogleTest's fixture object and flag
   /// saver: gtest_plugin/src/gtest_frames.h). The gate keeps such stacks out

@@ -123,10 +123,12 @@ struct Observation {
   /// Every call site of this run (call_sites_of() with no limit), when they
   /// were measured for gating; nullopt: not measured.
   std::optional<std::vector<CallSite>> call_sites;
-  /// Metrics of fresh runs of the test (a process each, `counters`) made to
-  /// confirm a regression, in order: the first that confirmation_clears()
-  /// makes the regression not reproducible.
-  std::vector<Metrics> confirmations;
+  /// What other threads made of `metrics` (TestRecord::other_threads).
+  ThreadShare other_threads = {};
+  /// Fresh runs of the test (a process each, `counters`) made to confirm a
+  /// regression, in order: the first that confirmation_clears() makes the
+  /// regression not reproducible.
+  std::vector<Measurement> confirmations;
 };
 
 /// One verdict and one explanation for a test.
@@ -157,7 +159,7 @@ bool setup_residue_known(const Observation& observation, const BaselineEntry* ba
 /// baseline (timing noise), or when alone it grew nothing beyond the entry's
 /// `alone` band (compare_alone(): what earlier tests left behind). Returns the
 /// note that says so, or nullopt when the fresh run regresses too. Pure.
-std::optional<std::string> confirmation_clears(const Metrics& fresh, const BaselineEntry* baseline, Mode mode,
+std::optional<std::string> confirmation_clears(const Measurement& fresh, const BaselineEntry* baseline, Mode mode,
                                                const std::string& regression);
 
 /// Decides one test. The rules, in order:
@@ -205,10 +207,20 @@ struct Comparison {
 /// of the fixed one, unless the entry has its own tolerances. Pure.
 /// Metrics in `not_measured` (either side's TestRecord/BaselineEntry
 /// not_measured) are not compared and have no delta.
+/// A threaded test (the entry has `other_threads`) whose entry knows its own
+/// thread's band (`own_thread`) and whose run says what its other threads
+/// made (`current_other_threads`) is judged in two parts in allocations and
+/// allocated_bytes: its own thread's part against that band, with the
+/// tolerance and kSchedulingBlocks blocks; its other threads' part against
+/// the most they made when recorded, which they may exceed by
+/// kOtherThreadsGrowth of it (and at least kSchedulingBlocks blocks). Only the
+/// own thread's part can improve. Otherwise the totals are judged with
+/// scheduling_allowance() (docs/design.md §6a).
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
                                std::optional<Mode> current_mode = std::nullopt,
                                const std::optional<Metrics>& current_errors = std::nullopt,
-                               const std::vector<MetricName>& not_measured = {});
+                               const std::vector<MetricName>& not_measured = {},
+                               const ThreadShare* current_other_threads = nullptr);
 
 /// Compares a fresh run of the test alone with the entry's `alone` band (null
 /// when it has none): the same rules as compare_to_baseline(), with the band's

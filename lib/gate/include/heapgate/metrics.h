@@ -175,6 +175,50 @@ struct ThreadShare {
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept;
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
 
+/// One measurement of a test: its metrics, and the part of its allocations
+/// other threads made. A further run that learns a test's spread or
+/// confirms a regression is one (TestRecord::samples, ::confirmations), so a
+/// threaded test's own thread can be judged apart from its other threads.
+struct Measurement {
+  Metrics metrics;
+  ThreadShare other_threads = {};
+};
+bool operator==(const Measurement& a, const Measurement& b) noexcept;
+bool operator!=(const Measurement& a, const Measurement& b) noexcept;
+
+/// Allocations and their bytes.
+struct AllocationCount {
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+};
+bool operator==(const AllocationCount& a, const AllocationCount& b) noexcept;
+bool operator!=(const AllocationCount& a, const AllocationCount& b) noexcept;
+
+/// What a threaded test's own thread allocated (its metrics less its other
+/// threads' share), lowest and highest over the runs that recorded it.
+struct OwnThreadBand {
+  AllocationCount low;
+  AllocationCount high;
+};
+bool operator==(const OwnThreadBand& a, const OwnThreadBand& b) noexcept;
+bool operator!=(const OwnThreadBand& a, const OwnThreadBand& b) noexcept;
+
+/// Widens `band` to hold `own`.
+void widen(OwnThreadBand& band, const AllocationCount& own) noexcept;
+
+/// The test's own thread's part of `metrics`: its allocations and
+/// allocated bytes less what other threads made (saturating at 0).
+AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other_threads) noexcept;
+
+/// How much more than the most they made when recorded a test's other
+/// threads may allocate, as a fraction of that most: 1, up to twice it. How
+/// a test's work splits among threads is scheduling, and few runs do not
+/// bound it: four workers sharing 64 lines made 93 to 135 map-node and
+/// buffer allocations over 200 runs on a 2-core machine (the CI templates'
+/// sample) and can make 180 when all four take lines of every kind, while
+/// the test's own thread made 170 in every run. docs/design.md §6a.
+inline constexpr double kOtherThreadsGrowth = 1.0;
+
 /// The share of other threads' allocations a test may gain or lose by
 /// scheduling alone: 1%.
 inline constexpr double kOtherThreadsSlack = 0.01;

@@ -191,16 +191,18 @@ struct TestRecord {
 
   // The evidence the verdict rests on beyond the metrics, so that judging the
   // record again (`heapgate compare`, judge_run()) gives the same verdict.
-  /// Metrics of the fresh runs that tried to confirm a regression, in order
-  /// (JSON "confirmations", absent when none): one within the baseline, or
-  /// alone within the entry's `alone` band, made it not reproducible.
-  std::vector<Metrics> confirmations;
-  /// Metrics of the further runs of the test that a run recording a baseline
-  /// made to learn its spread, in order (JSON "samples", absent when none):
+  /// The fresh runs that tried to confirm a regression, in order (JSON
+  /// "confirmations": their metrics, each with its "other_threads" when
+  /// other threads allocated; absent when none): one within the baseline,
+  /// or alone within the entry's `alone` band, made it not reproducible.
+  std::vector<Measurement> confirmations;
+  /// The further runs of the test that a run recording a baseline made to
+  /// learn its spread, in order (JSON "samples", written as "confirmations"
+  /// are; absent when none):
   /// with `metrics`, the runs whose lowest and highest values become the
   /// baseline's noise band (baseline_entries()). Only tests that other
   /// threads allocated in are sampled (docs/design.md §6a, "Learned spread").
-  std::vector<Metrics> samples;
+  std::vector<Measurement> samples;
   /// The leak rule applied to this test (the run's --heapgate_check_leaks and
   /// the test's HEAPGATE_EXPECT_NO_LEAKS / HEAPGATE_ALLOW_LEAKS). JSON
   /// "leaks_checked", absent when true.
