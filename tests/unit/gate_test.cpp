@@ -1137,17 +1137,23 @@ TEST(SchedulingAllowance, ThreadedTestsMayMoveByItSingleThreadedOnesStayExact) {
   EXPECT_EQ(compare_to_baseline(metrics(9032), &single, Tolerances::strict()).verdict, Verdict::regressed);
 }
 
-TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
-  Report one;
-  one.run.binary = "b";
+// A run of binary "b" with one test, S.T, measured in counters.
+Report one_test_run(const Metrics& measured, const ThreadShare& other_threads) {
+  Report run;
+  run.run.binary = "b";
   TestRecord t;
   t.name = "S.T";
   t.suite = "S";
   t.test = "T";
   t.mode = Mode::counters;
-  t.metrics = metrics(100);
-  t.other_threads = ThreadShare{5, 500, 0};
-  one.tests.push_back(t);
+  t.metrics = measured;
+  t.other_threads = other_threads;
+  run.tests.push_back(t);
+  return run;
+}
+
+TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
+  Report one = one_test_run(metrics(100), ThreadShare{5, 500, 0});
   Report two = one;
   two.tests[0].other_threads = ThreadShare{9, 300, 0};
   const auto entries = calibrated_entries({one, two});
@@ -1286,21 +1292,14 @@ TEST(ThreadedInParts, AFreshRunConfirmsOrClearsByItsOwnSplit) {
 }
 
 TEST(ThreadedInParts, TheOwnThreadsBandIsRecordedFromEveryRunAndKept) {
-  Report run;
-  run.run.binary = "b";
-  TestRecord t;
-  t.name = "S.T";
-  t.suite = "S";
-  t.test = "T";
-  t.mode = Mode::counters;
-  t.other_threads = ThreadShare{93, 43200, 2};
-  t.metrics = total({170, 25168}, t.other_threads);
+  const ThreadShare one_worker{93, 43200, 2};
+  Report run = one_test_run(total({170, 25168}, one_worker), one_worker);
   // Learned spread: two more runs, one with a second worker, one whose own
   // thread made one more block.
   const ThreadShare two_workers{107, 44400, 5};
-  t.samples = {Measurement{total({170, 25168}, two_workers), two_workers},
-               Measurement{total({171, 25200}, t.other_threads), t.other_threads}};
-  run.tests.push_back(t);
+  run.tests[0].samples = {Measurement{total({170, 25168}, two_workers), two_workers},
+                          Measurement{total({171, 25200}, one_worker), one_worker}};
+  const TestRecord& t = run.tests[0];
   const BaselineEntry recorded_entry = baseline_entries(run).at("S.T");
   ASSERT_TRUE(recorded_entry.own_thread);
   EXPECT_EQ(*recorded_entry.own_thread, (OwnThreadBand{{170, 25168}, {171, 25200}}));
