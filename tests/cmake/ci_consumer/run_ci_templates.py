@@ -24,6 +24,7 @@ runs, as CI's cache does) and the benchmark binary (the consumer's).
 Exit 0 when every check holds; 1 with one line per failed check otherwise.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -265,6 +266,14 @@ def run_templates(args):
             for name in ("wordcount_tests.json", "wordcount_bench.json"):
                 if not os.path.isfile(os.path.join(baselines, name)):
                     errors.append(f"{template}: the first run recorded no baselines/{name}")
+            # The threaded test is judged in two parts: its entry knows what
+            # its own thread made (docs/design.md, "A threaded test in two parts").
+            tests_baseline = os.path.join(baselines, "wordcount_tests.json")
+            if os.path.isfile(tests_baseline):
+                with open(tests_baseline, encoding="utf-8") as f:
+                    entry = json.load(f).get("tests", {}).get("CountWordsParallel.MatchesTheSerialCount", {})
+                if "other_threads" in entry and "own_thread" not in entry:
+                    errors.append(f"{template}: the threaded test's baseline entry has other_threads but no own_thread")
             if template == "github" and (not os.path.exists(summary) or os.path.getsize(summary) == 0):
                 errors.append(f"{template}: the gate wrote nothing to $GITHUB_STEP_SUMMARY")
             # Twice: the threaded test's counts vary, and the spread the first
