@@ -1217,39 +1217,55 @@ TEST(ThreadedInParts, OtherThreadsMayTakeMoreOfTheWorkTheOwnThreadStaysExact) {
                 .verdict,
             Verdict::pass);
 
-  // Three more allocations on the test's own thread regress it, whatever the
-  // other threads did (here fewer: the total fell).
-  const AllocationCount more{173, 25168 + 3 * 32};
+  // The test's totals varied when recorded, so its own thread's part is
+  // widened as a noise band is, by 10% (17): a few runs may see it repeat and
+  // miss how it varies. Beyond that it regresses, whatever the other threads
+  // did (here fewer: the total fell).
+  const AllocationCount within{189, 25168};
+  EXPECT_EQ(compare_to_baseline(total(within, alone_worker), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
+                                &alone_worker)
+                .verdict,
+            Verdict::pass);
+  const AllocationCount more{190, 25168 + 20 * 32};
   const Comparison own_grew = compare_to_baseline(total(more, alone_worker), &e, Tolerances::strict(), Mode::counters,
                                                   std::nullopt, {}, &alone_worker);
   EXPECT_EQ(own_grew.verdict, Verdict::regressed) << own_grew.explanation;
-  EXPECT_NE(own_grew.explanation.find("its own thread made 173 (recorded 170, limit 172)"), std::string::npos)
+  EXPECT_NE(own_grew.explanation.find("its own thread made 190 (recorded 170, limit 189)"), std::string::npos)
       << own_grew.explanation;
-  EXPECT_NE(own_grew.explanation.find("judged in two parts"), std::string::npos) << own_grew.explanation;
-  // Two more are scheduling's two blocks.
+  EXPECT_NE(own_grew.explanation.find("other threads 93 (at most 135 when recorded)"), std::string::npos)
+      << own_grew.explanation;
+  EXPECT_NE(own_grew.explanation.find("gated on its own thread's part"), std::string::npos) << own_grew.explanation;
+  // A test that repeated exactly when recorded keeps its own thread to the
+  // scheduling allowance: three more allocations regress it, two do not.
+  BaselineEntry steady = e;
+  steady.noise.reset();
+  const AllocationCount three_more{173, 25168 + 3 * 32};
+  EXPECT_EQ(compare_to_baseline(total(three_more, busy), &steady, Tolerances::strict(), Mode::counters, std::nullopt,
+                                {}, &busy)
+                .verdict,
+            Verdict::regressed);
   const AllocationCount two_more{172, 25168 + 64};
   EXPECT_EQ(
-      compare_to_baseline(total(two_more, busy), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy)
+      compare_to_baseline(total(two_more, busy), &steady, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy)
           .verdict,
       Verdict::pass);
 
-  // Other threads doing more than twice the most they did when recorded regress it.
-  const ThreadShare doubled{271, 60000, 12};
-  const Comparison other_grew =
-      compare_to_baseline(total(own, doubled), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &doubled);
-  EXPECT_EQ(other_grew.verdict, Verdict::regressed);
-  EXPECT_NE(other_grew.explanation.find("other threads 271 (at most 135 when recorded, limit 270)"), std::string::npos)
-      << other_grew.explanation;
-  const ThreadShare twice{270, 60000, 12};
-  EXPECT_EQ(compare_to_baseline(total(own, twice), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &twice)
+  // A background thread's work landing inside the test is scheduling too,
+  // however much it is: LevelDB's DBTest.GetFromImmutableLayer had 36
+  // allocations on other threads in its recorded runs and 100-172 when a
+  // compaction ran inside it on a busier machine, its own thread unchanged.
+  const ThreadShare compaction{5 * 135, 2000000, 40};
+  EXPECT_EQ(compare_to_baseline(total(own, compaction), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
+                                &compaction)
                 .verdict,
             Verdict::pass);
 
   // Fewer on the own thread is an improvement.
   const AllocationCount fewer{160, 25168 - 320};
-  EXPECT_EQ(compare_to_baseline(total(fewer, busy), &e, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy)
-                .verdict,
-            Verdict::improved);
+  EXPECT_EQ(
+      compare_to_baseline(total(fewer, busy), &steady, Tolerances::strict(), Mode::counters, std::nullopt, {}, &busy)
+          .verdict,
+      Verdict::improved);
 }
 
 TEST(ThreadedInParts, AFreshRunConfirmsOrClearsByItsOwnSplit) {
@@ -1257,11 +1273,11 @@ TEST(ThreadedInParts, AFreshRunConfirmsOrClearsByItsOwnSplit) {
   const ThreadShare busy{180, 51440, 12};
   const Measurement spread{total({170, 25168}, busy), busy};
   EXPECT_TRUE(confirmation_clears(spread, &e, Mode::counters, "regressed: ...").has_value());
-  const Measurement planted{total({180, 25168 + 320}, busy), busy};
+  const Measurement planted{total({200, 25168 + 960}, busy), busy};
   EXPECT_FALSE(confirmation_clears(planted, &e, Mode::counters, "regressed: ...").has_value());
 
   // Through gate_test(): the suite run and both fresh runs each have their
-  // split, and the own thread's +10 reproduces in them.
+  // split, and the own thread's +30 reproduces in them.
   FakeExplainer explainer;
   explainer.remeasure_results = {planted.metrics, planted.metrics};
   explainer.remeasure_other_threads = busy;

@@ -66,15 +66,16 @@ std::uint64_t largest_block(const std::vector<CallSite>& sites) {
 
 // A threaded test's allocations or allocated bytes judged in two parts
 // (compare_to_baseline()'s doc, docs/design.md §6a): what its own thread made
-// repeats as single-threaded code does; how much of the work its other
-// threads took is scheduling.
+// is gated; how much of the work its other threads took, and how much of a
+// background thread's work landed inside the test, is scheduling, shown and
+// not gated.
 struct PartsJudgement {
   bool grew = false;
   bool shrank = false;
-  /// How far the total may move in the direction it moved.
+  /// How far the own thread's part may move in the direction it moved.
   std::uint64_t limit = 0;
   /// "its own thread made 170 (recorded 170, limit 172); other threads 121
-  /// (at most 107 when recorded, limit 214)".
+  /// (at most 107 when recorded)".
   std::string text;
 };
 
@@ -86,42 +87,34 @@ PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Me
   const std::uint64_t own = pick(own_thread_part(current, other_now));
   const std::uint64_t low = pick(band.low);
   const std::uint64_t high = pick(band.high);
-  // A block the own thread may gain by scheduling (a queue node pushed at a
-  // boundary, one more read): kSchedulingBlocks of its own mean block, one of
-  // them possibly the largest the test makes.
-  std::uint64_t blocks = kSchedulingBlocks;
-  if (bytes) {
-    const std::uint64_t mean = band.high.allocations == 0 ? 0
-                                                          : band.high.bytes / band.high.allocations +
-                                                                (band.high.bytes % band.high.allocations != 0);
-    blocks = std::max(largest_block(baseline.call_sites), mean) + (kSchedulingBlocks - 1) * mean;
-  }
-  // A band that varied is widened as a noise band is (noise_band_limits()).
+  // What scheduling may move on the test's own thread too (a queue node
+  // pushed at a boundary, one more read of a stream): the allowance a
+  // threaded test's totals had before they were split.
+  const std::uint64_t allowance =
+      scheduling_allowance(m, baseline.other_threads, baseline.metrics, largest_block(baseline.call_sites));
+  // A band that varied is widened as a noise band is (noise_band_limits()),
+  // and so is one of a test whose totals varied: a few runs may see the own
+  // thread's part repeat and miss how it varies (cpp-httplib's
+  // OpenStreamTest.DefaultHeaders: 211 in the three runs that recorded it,
+  // 205-217 in later ones, as a stream's reads fall).
   std::uint64_t width = high - low;
-  if (width > 0) {
+  if (width > 0 || (baseline.noise && spread(*baseline.noise, m) > 0)) {
     width = std::max(width, saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(high))));
   }
-  const std::uint64_t upper = high + width + allowed_change(tolerance, high) + blocks;
-  const std::uint64_t slack = width + allowed_change(tolerance, low) + blocks;
+  const std::uint64_t upper = high + width + allowed_change(tolerance, high) + allowance;
+  const std::uint64_t slack = width + allowed_change(tolerance, low) + allowance;
   const std::uint64_t lower = low > slack ? low - slack : 0;
 
+  PartsJudgement j;
+  j.grew = own > upper;
+  j.shrank = own < lower;
+  j.limit = own >= high ? upper - high : low - lower;
   const std::uint64_t other = bytes ? other_now.bytes : other_now.allocations;
   const std::uint64_t most = bytes ? baseline.other_threads.bytes : baseline.other_threads.allocations;
-  const std::uint64_t growth = saturating_count(std::ceil(kOtherThreadsGrowth * static_cast<double>(most)));
-  const std::uint64_t other_upper =
-      most + std::max(growth, scheduling_allowance(m, baseline.other_threads, baseline.metrics,
-                                                   largest_block(baseline.call_sites)));
-
-  PartsJudgement j;
-  j.grew = own > upper || other > other_upper;
-  j.shrank = !j.grew && own < lower;
-  const std::uint64_t total = get(baseline.metrics, m);
-  j.limit = get(current, m) >= total ? upper + other_upper - std::min(upper + other_upper, total)
-                                     : total - std::min(total, lower);
   const std::string recorded = low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
   j.text = "its own thread made " + std::to_string(own) + " (recorded " + recorded + ", limit " +
            (j.shrank ? std::to_string(lower) : std::to_string(upper)) + "), other threads " + std::to_string(other) +
-           " (at most " + std::to_string(most) + " when recorded, limit " + std::to_string(other_upper) + ")";
+           " (at most " + std::to_string(most) + " when recorded)";
   return j;
 }
 
@@ -252,13 +245,13 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   }
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
   if (in_parts && c.verdict != Verdict::pass) {
-    c.explanation += " Other threads allocated in it (at most " + std::to_string(baseline->other_threads.allocations) +
-                     " allocations, " + std::to_string(baseline->other_threads.bytes) +
-                     " bytes, when recorded), so allocations and allocated_bytes are judged in two parts: its own "
-                     "thread's within what it made when recorded, the tolerance and " +
-                     std::to_string(kSchedulingBlocks) +
-                     " blocks; its other threads' up to twice the most they made, since how work splits among "
-                     "threads is scheduling. peak_bytes may move by all of the other threads' bytes.";
+    c.explanation +=
+        " Other threads ran in it, so allocations and allocated_bytes are gated on its own thread's part: within "
+        "what it made when recorded, the tolerance and what scheduling may move (1% of the other threads' part, at "
+        "least " +
+        std::to_string(kSchedulingBlocks) +
+        " blocks). The other threads' part is shown, not gated: how much of the work lands on them, or inside the "
+        "test, is scheduling. peak_bytes may move by all of the other threads' bytes.";
   } else if (threaded && c.verdict != Verdict::pass) {
     if (baseline->other_threads.allocations > 0) {
       c.explanation +=

@@ -209,13 +209,11 @@ struct Comparison {
 /// not_measured) are not compared and have no delta.
 /// A threaded test (the entry has `other_threads`) whose entry knows its own
 /// thread's band (`own_thread`) and whose run says what its other threads
-/// made (`current_other_threads`) is judged in two parts in allocations and
-/// allocated_bytes: its own thread's part against that band, with the
-/// tolerance and kSchedulingBlocks blocks; its other threads' part against
-/// the most they made when recorded, which they may exceed by
-/// kOtherThreadsGrowth of it (and at least kSchedulingBlocks blocks). Only the
-/// own thread's part can improve. Otherwise the totals are judged with
-/// scheduling_allowance() (docs/design.md §6a).
+/// made (`current_other_threads`) is gated in allocations and
+/// allocated_bytes on its own thread's part: against that band (widened as a
+/// noise band when it varied), the tolerance and scheduling_allowance(). The
+/// other threads' part is shown, not gated. Otherwise the totals are judged
+/// with scheduling_allowance() (docs/design.md §6a).
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
                                std::optional<Mode> current_mode = std::nullopt,
                                const std::optional<Metrics>& current_errors = std::nullopt,

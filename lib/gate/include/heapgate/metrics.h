@@ -210,15 +210,6 @@ void widen(OwnThreadBand& band, const AllocationCount& own) noexcept;
 /// allocated bytes less what other threads made (saturating at 0).
 AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other_threads) noexcept;
 
-/// How much more than the most they made when recorded a test's other
-/// threads may allocate, as a fraction of that most: 1, up to twice it. How
-/// a test's work splits among threads is scheduling, and few runs do not
-/// bound it: four workers sharing 64 lines made 93 to 135 map-node and
-/// buffer allocations over 200 runs on a 2-core machine (the CI templates'
-/// sample) and can make 180 when all four take lines of every kind, while
-/// the test's own thread made 170 in every run. docs/design.md §6a.
-inline constexpr double kOtherThreadsGrowth = 1.0;
-
 /// The share of other threads' allocations a test may gain or lose by
 /// scheduling alone: 1%.
 inline constexpr double kOtherThreadsSlack = 0.01;
