@@ -1294,6 +1294,25 @@ TEST(ThreadedInParts, AFreshRunConfirmsOrClearsByItsOwnSplit) {
   EXPECT_EQ(record.verdict, Verdict::regressed) << record.message;
   ASSERT_EQ(record.confirmations.size(), 2u);
   EXPECT_EQ(record.confirmations[0].other_threads, busy);
+  // Its own thread grew while its total fell (fewer workers took part): still
+  // a regression of the totals, so fresh runs are asked to confirm it, and one
+  // that measures as recorded clears it.
+  const ThreadShare one_worker{40, 20000, 2};
+  const Metrics fell = total({200, 25168 + 960}, one_worker);
+  ASSERT_LT(fell.allocations, e.metrics.allocations);
+  FakeExplainer clearing;
+  clearing.remeasure_results = {total({170, 25168}, one_worker)};
+  clearing.remeasure_other_threads = one_worker;
+  TestRecord cleared = record;
+  cleared.metrics = fell;
+  cleared.other_threads = one_worker;
+  Observation fell_observed = o;
+  fell_observed.metrics = fell;
+  fell_observed.other_threads = one_worker;
+  gate_test(cleared, fell_observed, &e, GatePolicy{}, clearing, Suppressions{}, ExplainOptions{});
+  EXPECT_EQ(clearing.calls, std::vector<std::string>{"remeasure CountWordsParallel.MatchesTheSerialCount"});
+  EXPECT_EQ(cleared.verdict, Verdict::pass) << cleared.message;
+  EXPECT_NE(cleared.message.find("not reproducible"), std::string::npos) << cleared.message;
   // Judged again from the saved report: the same verdict.
   Report report;
   report.run.binary = "b";

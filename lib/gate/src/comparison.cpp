@@ -42,16 +42,23 @@ struct NoiseBandLimits {
   std::uint64_t upper = 0;
 };
 
+// `low`..`high` widened on each side by its width, by at least
+// kNoisyMinimumWidening of `floor_of` when it is shown to vary, plus the
+// tolerance and `allowance`.
+NoiseBandLimits widened_limits(std::uint64_t low, std::uint64_t high, bool varies, std::uint64_t floor_of,
+                               const Tolerance& tolerance, std::uint64_t allowance = 0) {
+  std::uint64_t width = high - low;
+  if (varies) {
+    width = std::max(width, saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(floor_of))));
+  }
+  const std::uint64_t upper = high + width + allowed_change(tolerance, high) + allowance;
+  const std::uint64_t slack = width + allowed_change(tolerance, low) + allowance;
+  return {low > slack ? low - slack : 0, upper};
+}
+
 NoiseBandLimits noise_band_limits(const NoiseBand& band, MetricName m, std::uint64_t median,
                                   const Tolerance& tolerance) {
-  const std::uint64_t floor_width = saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(median)));
-  const std::uint64_t width = std::max(spread(band, m), floor_width);
-  const std::uint64_t high = get(band.high, m);
-  const std::uint64_t low = get(band.low, m);
-  const std::uint64_t upper = high + width + allowed_change(tolerance, high);
-  const std::uint64_t slack = width + allowed_change(tolerance, low);
-  const std::uint64_t lower = low > slack ? low - slack : 0;
-  return {lower, upper};
+  return widened_limits(get(band.low, m), get(band.high, m), true, median, tolerance);
 }
 
 // The largest mean block of any call site: a block the test is known to make.
@@ -97,13 +104,8 @@ PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Me
   // thread's part repeat and miss how it varies (cpp-httplib's
   // OpenStreamTest.DefaultHeaders: 211 in the three runs that recorded it,
   // 205-217 in later ones, as a stream's reads fall).
-  std::uint64_t width = high - low;
-  if (width > 0 || (baseline.noise && spread(*baseline.noise, m) > 0)) {
-    width = std::max(width, saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(high))));
-  }
-  const std::uint64_t upper = high + width + allowed_change(tolerance, high) + allowance;
-  const std::uint64_t slack = width + allowed_change(tolerance, low) + allowance;
-  const std::uint64_t lower = low > slack ? low - slack : 0;
+  const bool varies = high > low || (baseline.noise && spread(*baseline.noise, m) > 0);
+  const auto [lower, upper] = widened_limits(low, high, varies, high, tolerance, allowance);
 
   PartsJudgement j;
   j.grew = own > upper;
@@ -175,15 +177,22 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   // Counts that follow timing, not code, are shown, not gated (timing_bound()).
   const bool follows_timing = baseline->noise && timing_bound(*baseline->noise);
   std::string timing;
+  // "allocations 263–305 (this run 350)": the recorded band and this run.
+  auto band_and_run = [&](MetricName m) {
+    return std::string(to_string(m)) + " " + std::to_string(get(baseline->noise->low, m)) + "–" +
+           std::to_string(get(baseline->noise->high, m)) + " (this run " + std::to_string(get(current, m)) + ")";
+  };
+  auto add = [](std::string& list, const std::string& item, const char* separator) {
+    if (!list.empty()) list += separator;
+    list += item;
+  };
   for (MetricName m : kMetricNames) {
     if (!is_measured(not_measured, m) || !is_measured(baseline->not_measured, m)) continue;
     MetricDelta d = compare_metric(m, get(baseline->metrics, m), get(current, m), used[m]);
     if (follows_timing &&
         (m == MetricName::allocations || m == MetricName::allocated_bytes || m == MetricName::peak_bytes)) {
       d.beyond_tolerance = false;
-      if (!timing.empty()) timing += ", ";
-      timing += std::string(to_string(m)) + " " + std::to_string(get(baseline->noise->low, m)) + "–" +
-                std::to_string(get(baseline->noise->high, m)) + " (this run " + std::to_string(get(current, m)) + ")";
+      add(timing, band_and_run(m), ", ");
       c.deltas.push_back(d);
       continue;
     }
@@ -191,16 +200,8 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       const PartsJudgement parts = judge_parts(m, *baseline, current, *current_other_threads, unthreaded[m]);
       d.beyond_tolerance = parts.grew || parts.shrank;
       d.limit = parts.limit;
-      if (baseline->noise && spread(*baseline->noise, m) > 0) {
-        if (!noisy.empty()) noisy += ", ";
-        noisy += std::string(to_string(m)) + " " + std::to_string(get(baseline->noise->low, m)) + "–" +
-                 std::to_string(get(baseline->noise->high, m)) + " (this run " + std::to_string(get(current, m)) + ")";
-      }
-      if (d.beyond_tolerance) {
-        std::string& list = parts.grew ? grew : shrank;
-        if (!list.empty()) list += "; ";
-        list += describe(d) + ": " + parts.text;
-      }
+      if (baseline->noise && spread(*baseline->noise, m) > 0) add(noisy, band_and_run(m), ", ");
+      if (d.beyond_tolerance) add(parts.grew ? grew : shrank, describe(d) + ": " + parts.text, "; ");
       c.deltas.push_back(d);
       continue;
     }
@@ -214,8 +215,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       d.beyond_tolerance = value > limits.upper || value < limits.lower;
       d.limit = value >= median ? limits.upper - median : median - limits.lower;
       band_text = std::to_string(get(band.low, m)) + "–" + std::to_string(get(band.high, m));
-      if (!noisy.empty()) noisy += ", ";
-      noisy += std::string(to_string(m)) + " " + band_text + " (this run " + std::to_string(value) + ")";
+      add(noisy, band_and_run(m), ", ");
     }
     if (d.beyond_tolerance) {
       std::string& list = d.delta > 0 ? grew : shrank;

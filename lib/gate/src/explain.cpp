@@ -131,23 +131,27 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     }
   }
   Judgement judged = judge(observation, baseline, policy);
-  const bool totals_regressed = std::any_of(judged.deltas.begin(), judged.deltas.end(),
-                                            [](const MetricDelta& d) { return d.beyond_tolerance && d.delta > 0; });
-  if (judged.verdict == Verdict::regressed && totals_regressed && observation.mode != Mode::sampled &&
+  // The totals regressed (not only a call site): a threaded test's own
+  // thread can grow while its total falls, so the comparison's verdict says,
+  // not a delta's sign.
+  const std::optional<Comparison> regression =
+      judged.verdict == Verdict::regressed
+          ? std::optional<Comparison>(compare_to_baseline(
+                *observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode, std::nullopt,
+                observation.not_measured, &observation.other_threads))
+          : std::nullopt;
+  if (regression && regression->verdict == Verdict::regressed && observation.mode != Mode::sampled &&
       !policy.accepting) {
     // Evidence for the confirmation rule (confirmation_clears()): fresh runs,
     // until one clears the regression or none is left. The record keeps
     // them, so judging it again decides the same.
-    const Comparison regression =
-        compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode,
-                            std::nullopt, observation.not_measured, &observation.other_threads);
     for (int i = 0; i < options.confirm_runs; ++i) {
       Result<Measurement> again =
           i == 0 && alone_run ? Result<Measurement>(*alone_run) : explainer.remeasure(record.name);
       if (!again) break;
       if (!record.alone) record.alone = again->metrics;
       observation.confirmations.push_back(*again);
-      if (confirmation_clears(*again, baseline, observation.mode, regression.explanation)) break;
+      if (confirmation_clears(*again, baseline, observation.mode, regression->explanation)) break;
     }
     record.confirmations = observation.confirmations;
     if (!observation.confirmations.empty()) judged = judge(observation, baseline, policy);
