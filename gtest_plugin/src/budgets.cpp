@@ -41,6 +41,10 @@ bool gates_call_sites(const std::string& test, const Options& options) {
   return test_requests().gate_call_sites || matches_test_filter(test, options.gate_call_sites);
 }
 
+bool measures_alone(const std::string& test, const Options& options) {
+  return options.measure_alone && !matches_test_filter(test, options.measure_alone_skip);
+}
+
 namespace {
 
 // GoogleTest's wildcard match: `*` any run, `?` any one character.

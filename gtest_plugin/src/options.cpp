@@ -82,6 +82,7 @@ Result<Options> parse_options(int* argc, char** argv) {
          return {};
        }},
       {"measure_alone", true, boolean(&Options::measure_alone)},
+      {"measure_alone_skip", false, text(&Options::measure_alone_skip)},
       {"learn_spread", true, boolean(&Options::learn_spread)},
       {"internal_growth", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {

@@ -179,7 +179,7 @@ void SuiteRun::finish_judging(TestRecord record, Observation observation, bool j
   const auto judging_started = std::chrono::steady_clock::now();
   const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                         ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions,
-                                                       options.confirm_runs, options.measure_alone});
+                                                       options.confirm_runs, measures_alone(record.name, options)});
   judging_ += std::chrono::steady_clock::now() - judging_started;
   // Before the explainer goes, and its children's directories with it.
   run_.keeper().keep(record, own_profile);

@@ -31,4 +31,8 @@ TestRequests& test_requests() noexcept;
 /// (HEAPGATE_GATE_CALL_SITES) or --heapgate_gate_call_sites selects it.
 bool gates_call_sites(const std::string& test, const Options& options);
 
+/// `test` is measured alone too: --heapgate_measure_alone, unless
+/// --heapgate_measure_alone_skip selects it.
+bool measures_alone(const std::string& test, const Options& options);
+
 }  // namespace heapgate::gtest

@@ -740,7 +740,8 @@ TEST_F(BadInputs, BI61_PluginUnknownFlag) {
       "apgate_baselines, --heapgate_report, --heapgate_profiles, --heapgate_update_baselines, --heapgat"
       "e_strict, --heapgate_suppressions, --heapgate_check_leaks, --heapgate_fingerprint, --heapgate_ex"
       "plain, --heapgate_gate_call_sites, --heapgate_top_stacks, --heapgate_leak_repetitions, --heapgate_con"
-      "firm_runs, --heapgate_test_timeout, --heapgate_measure_alone, --heapgate_learn_spread");
+      "firm_runs, --heapgate_test_timeout, --heapgate_measure_alone, --heapgate_measure_alone_skip, --heapg"
+      "ate_learn_spread");
 }
 
 TEST_F(BadInputs, BI62_PluginBadMode) {

@@ -14,6 +14,11 @@
 // second does not. NOISY_AFTER_EXTRA=1 plants one more allocation in
 // Carry.After.
 //
+// Timed.Throughput models a test whose work follows timing (it works for a
+// fixed time): the first run that finds NOISY_TIMED_FILE at 0 allocates 1
+// block, every later run 201 (child processes run it too, so which run comes
+// when is not scripted); without the variable, 1 block every run.
+//
 // FirstProcess.Only allocates one more 4 KiB block only in the first process
 // that finds no file at NOISY_MARKER (and makes it): the suite's own run
 // regresses, a fresh process to confirm it does not.
@@ -61,6 +66,11 @@ TEST(Carry, After) {
   if (g_queued % 4 == 0) allocate_and_free(1);  // a new node
   ++g_queued;
   if (std::getenv("NOISY_AFTER_EXTRA") != nullptr) allocate_and_free(1);
+}
+
+TEST(Timed, Throughput) {
+  const int count = heapgate::sample::next_count("NOISY_TIMED_FILE");
+  allocate_and_free(count == 0 ? 1 : 201);
 }
 
 TEST(FirstProcess, Only) {

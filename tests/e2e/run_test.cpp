@@ -418,7 +418,7 @@ TEST_F(RunGate, CalibratedBaselineTakesTheNoisyTestsSpreadAndStillCatchesARealCh
   };
   auto calibrated = gate({"--calibrate", "3"}, {});
   ASSERT_EQ(calibrated.exit_code, 0) << calibrated.stdout_text << calibrated.stderr_text;
-  EXPECT_NE(calibrated.stdout_text.find("calibrated from 3 runs: 5 tests, 4 deterministic, 1 noisy"), std::string::npos)
+  EXPECT_NE(calibrated.stdout_text.find("calibrated from 3 runs: 6 tests, 5 deterministic, 1 noisy"), std::string::npos)
       << calibrated.stdout_text;
   EXPECT_NE(calibrated.stdout_text.find("noisy Noisy.Varies: "), std::string::npos) << calibrated.stdout_text;
   auto baseline = read_baseline(baselines_ + "/noisy_suite.json");
@@ -489,6 +489,36 @@ TEST_F(RunGate, ARegressionTheTestAloneDoesNotShowIsStateEarlierTestsLeft) {
   ASSERT_NE(regressed, nullptr);
   EXPECT_EQ(regressed->verdict, Verdict::regressed) << regressed->message;
   EXPECT_NE(regressed->message.find("allocations 0 → 2"), std::string::npos) << regressed->message;
+}
+
+// Calibration measures each test alone in its last run, except a test its
+// earlier runs showed to follow timing: only its leaks are gated, and alone
+// it would only work as long again.
+TEST_F(RunGate, CalibrationMeasuresAloneAllButTheTestsThatFollowTiming) {
+  auto calibrated =
+      heapgate_cli({"run", "--progress", "none", "--baselines", baselines_, "--report", report_, "--calibrate", "3",
+                    "--", testing::helper_binary("noisy_suite"), "--gtest_filter=Timed.*:Steady.*"},
+                   {"NOISY_TIMED_FILE=" + dir_ + "/timed"});
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.stdout_text << calibrated.stderr_text;
+  auto baseline = read_baseline(baselines_ + "/noisy_suite.json");
+  ASSERT_TRUE(baseline) << baseline.error().message();
+  const BaselineEntry& timed = baseline->tests.at("Timed.Throughput");
+  ASSERT_TRUE(timed.noise.has_value());
+  EXPECT_TRUE(timing_bound(*timed.noise)) << timed.noise->low.allocations << "–" << timed.noise->high.allocations;
+  EXPECT_FALSE(timed.alone.has_value());
+  const BaselineEntry& fixed = baseline->tests.at("Steady.Fixed");
+  ASSERT_TRUE(fixed.alone.has_value());
+  EXPECT_EQ(fixed.alone->runs, 1u);
+  EXPECT_EQ(fixed.alone->low.allocations, fixed.metrics.allocations);
+  // Only the last run measured alone: the first two runs' reports hold none.
+  for (int run = 1; run <= 3; ++run) {
+    const std::string path = report_ + "/calibrate-" + std::to_string(run) + "/noisy_suite.json";
+    auto read = read_report(path);
+    ASSERT_TRUE(read) << read.error().message();
+    const TestRecord* fixed_then = find(*read, "Steady.Fixed");
+    ASSERT_NE(fixed_then, nullptr) << path;
+    EXPECT_EQ(fixed_then->alone.has_value(), run == 3) << path;
+  }
 }
 
 // Reports arrive as CI artifacts: a crafted binary name must not turn

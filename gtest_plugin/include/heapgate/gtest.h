@@ -83,8 +83,15 @@ struct Options {
   /// (TestRecord::alone) and so in a baseline recorded from the run. A later
   /// regression whose confirmation run alone measures the same is state that
   /// earlier tests left behind, not a change. `heapgate run --calibrate`
-  /// sets it for its first run; it costs one process per test.
+  /// sets it for its last run; it costs one process per test.
   bool measure_alone = false;
+  /// `--heapgate_measure_alone_skip=FILTER` (GoogleTest filter syntax,
+  /// default none): tests `measure_alone` leaves out. `heapgate run
+  /// --calibrate` names those its earlier runs showed to follow timing: only
+  /// their leaks are gated, so a run alone would tell nothing, and such a
+  /// test works for as long as it is given (LevelDB's 40 s
+  /// DBTest.MultiThreaded, twice over in a fresh process).
+  std::string measure_alone_skip;
   /// `--heapgate_learn_spread` (default true): a run that records a baseline
   /// runs the tests other threads allocated in a few times more, for their
   /// noise band (docs/design.md §6a). `heapgate run --calibrate` turns it
