@@ -1220,7 +1220,7 @@ TEST(ThreadedInParts, OtherThreadsMayTakeMoreOfTheWorkTheOwnThreadStaysExact) {
   // The test's totals varied when recorded, so its own thread's part is
   // widened as a noise band is, by 10% (17): a few runs may see it repeat and
   // miss how it varies. Beyond that it regresses, whatever the other threads
-  // did (here fewer: the total fell).
+  // did.
   const AllocationCount within{189, 25168};
   EXPECT_EQ(compare_to_baseline(total(within, alone_worker), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
                                 &alone_worker)
@@ -1235,6 +1235,20 @@ TEST(ThreadedInParts, OtherThreadsMayTakeMoreOfTheWorkTheOwnThreadStaysExact) {
   EXPECT_NE(own_grew.explanation.find("other threads 93 (at most 135 when recorded)"), std::string::npos)
       << own_grew.explanation;
   EXPECT_NE(own_grew.explanation.find("gated on its own thread's part"), std::string::npos) << own_grew.explanation;
+  // Against a median recorded from a run whose workers took more of the
+  // work, the same run's total fell (305 -> 283), yet its delta says it grew:
+  // reports colour and list it as the regression it is.
+  BaselineEntry busier_median = e;
+  busier_median.metrics.allocations = 305;
+  const Comparison total_fell = compare_to_baseline(total(more, alone_worker), &busier_median, Tolerances::strict(),
+                                                    Mode::counters, std::nullopt, {}, &alone_worker);
+  EXPECT_EQ(total_fell.verdict, Verdict::regressed) << total_fell.explanation;
+  const MetricDelta& fell = total_fell.deltas[static_cast<std::size_t>(MetricName::allocations)];
+  EXPECT_EQ(fell.delta, -22);
+  EXPECT_TRUE(fell.beyond_tolerance);
+  EXPECT_TRUE(fell.grew);
+  EXPECT_EQ(total_fell.explanation.rfind("regressed: allocations 305 \xE2\x86\x92 283", 0), 0u)
+      << total_fell.explanation;
   // A test that repeated exactly when recorded keeps its own thread to the
   // scheduling allowance: three more allocations regress it, two do not.
   BaselineEntry steady = e;

@@ -192,6 +192,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     if (follows_timing &&
         (m == MetricName::allocations || m == MetricName::allocated_bytes || m == MetricName::peak_bytes)) {
       d.beyond_tolerance = false;
+      d.grew = false;
       add(timing, band_and_run(m), ", ");
       c.deltas.push_back(d);
       continue;
@@ -199,6 +200,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     if (in_parts && (m == MetricName::allocations || m == MetricName::allocated_bytes)) {
       const PartsJudgement parts = judge_parts(m, *baseline, current, *current_other_threads, unthreaded[m]);
       d.beyond_tolerance = parts.grew || parts.shrank;
+      d.grew = parts.grew;
       d.limit = parts.limit;
       if (baseline->noise && spread(*baseline->noise, m) > 0) add(noisy, band_and_run(m), ", ");
       if (d.beyond_tolerance) add(parts.grew ? grew : shrank, describe(d) + ": " + parts.text, "; ");
@@ -213,12 +215,13 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       const NoiseBandLimits limits = noise_band_limits(band, m, median, used[m]);
       const std::uint64_t value = get(current, m);
       d.beyond_tolerance = value > limits.upper || value < limits.lower;
+      d.grew = value > limits.upper;
       d.limit = value >= median ? limits.upper - median : median - limits.lower;
       band_text = std::to_string(get(band.low, m)) + "–" + std::to_string(get(band.high, m));
       add(noisy, band_and_run(m), ", ");
     }
     if (d.beyond_tolerance) {
-      std::string& list = d.delta > 0 ? grew : shrank;
+      std::string& list = d.grew ? grew : shrank;
       if (!list.empty()) list += "; ";
       list += describe(d);
       list += d.delta > 0 ? ", limit +" : ", limit -";

@@ -273,7 +273,7 @@ bool operator!=(const Tolerances& a, const Tolerances& b) noexcept { return !(a 
 
 bool operator==(const MetricDelta& a, const MetricDelta& b) noexcept {
   return a.metric == b.metric && a.baseline == b.baseline && a.current == b.current && a.delta == b.delta &&
-         a.ratio == b.ratio && a.beyond_tolerance == b.beyond_tolerance && a.limit == b.limit;
+         a.ratio == b.ratio && a.beyond_tolerance == b.beyond_tolerance && a.grew == b.grew && a.limit == b.limit;
 }
 bool operator!=(const MetricDelta& a, const MetricDelta& b) noexcept { return !(a == b); }
 
@@ -290,6 +290,7 @@ MetricDelta compare_metric(MetricName metric, std::uint64_t baseline, std::uint6
   d.ratio = baseline == 0 ? 0.0 : static_cast<double>(d.delta) / static_cast<double>(baseline);
   d.limit = allowed_change(tolerance, baseline);
   d.beyond_tolerance = magnitude > d.limit;
+  d.grew = d.beyond_tolerance && d.delta > 0;
   return d;
 }
 

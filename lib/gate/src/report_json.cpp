@@ -36,7 +36,7 @@ Enum read_enum(JsonReader& r, const json& value, const std::string& pointer, Par
 MetricDelta read_delta(JsonReader& r, const json& v, const std::string& p) {
   MetricDelta d;
   if (!r.object(v, p)) return d;
-  r.only_keys(v, p, {"baseline", "beyond_tolerance", "current", "delta", "limit", "metric", "ratio"});
+  r.only_keys(v, p, {"baseline", "beyond_tolerance", "current", "delta", "grew", "limit", "metric", "ratio"});
   if (const json* f = r.member(v, p, "metric", true)) {
     d.metric = read_enum<MetricName>(r, *f, pointer_append(p, "metric"), parse_metric_name, "metric",
                                      "allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
@@ -50,6 +50,10 @@ MetricDelta read_delta(JsonReader& r, const json& v, const std::string& p) {
     d.beyond_tolerance = r.boolean(*f, pointer_append(p, "beyond_tolerance"));
   }
   if (const json* f = r.member(v, p, "limit", false)) d.limit = r.u64(*f, pointer_append(p, "limit"));
+  // Reports from before "grew" went by the delta's sign.
+  d.grew = d.beyond_tolerance && d.delta > 0;
+  if (const json* f = r.member(v, p, "grew", false))
+    d.grew = d.beyond_tolerance && r.boolean(*f, pointer_append(p, "grew"));
   return d;
 }
 
@@ -577,6 +581,7 @@ std::string record_json_line(const TestRecord& t) {
     w.key("beyond_tolerance").boolean(d.beyond_tolerance);
     w.key("current").u64(d.current);
     w.key("delta").i64(d.delta);
+    if (d.beyond_tolerance) w.key("grew").boolean(d.grew);
     w.key("limit").u64(d.limit);
     w.key("metric").string(to_string(d.metric));
     w.key("ratio").real(d.ratio);

@@ -72,7 +72,7 @@ std::string metric_cell(const TestRecord& t, MetricName m) {
   std::string cls = "num";
   std::string body;
   if (const MetricDelta* d = delta_of(t, m)) {
-    if (d->beyond_tolerance) cls += d->delta > 0 ? " beyond up" : " beyond down";
+    if (d->beyond_tolerance) cls += d->grew ? " beyond up" : " beyond down";
     body += "<div>" + tilde + std::to_string(d->baseline) + " \xE2\x86\x92 " + tilde + std::to_string(d->current) +
             "</div>";
     body += "<div class=\"delta\">" + signed_number(d->delta);
@@ -222,7 +222,7 @@ std::string changes_table(const TestRecord& t) {
   std::string rows;
   for (const MetricDelta& d : t.deltas) {
     if (d.delta == 0 && !d.beyond_tolerance) continue;
-    std::string cls = d.beyond_tolerance ? (d.delta > 0 ? " class=\"beyond up\"" : " class=\"beyond down\"") : "";
+    std::string cls = d.beyond_tolerance ? (d.grew ? " class=\"beyond up\"" : " class=\"beyond down\"") : "";
     rows += "<tr" + cls + "><th>" + esc(to_string(d.metric)) + "</th><td class=\"num\">" + std::to_string(d.baseline) +
             "</td><td class=\"num\">" + std::to_string(d.current) + "</td><td class=\"num delta\">" +
             signed_number(d.delta) + (d.baseline != 0 ? " (" + percent(d.ratio) + ")" : "") +

@@ -19,7 +19,7 @@ std::vector<std::string> key_facts(const TestRecord& record) {
     case Verdict::regressed:
     case Verdict::improved:
       for (const auto& d : record.deltas) {
-        bool relevant = record.verdict == Verdict::regressed ? d.delta > 0 : d.delta < 0;
+        const bool relevant = record.verdict == Verdict::regressed ? d.grew : !d.grew;
         if (d.beyond_tolerance && relevant) facts.push_back(describe(d));
       }
       break;

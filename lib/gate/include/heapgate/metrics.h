@@ -261,6 +261,10 @@ struct MetricDelta {
   double ratio = 0;
   /// |delta| is greater than the allowed change of the tolerance used.
   bool beyond_tolerance = false;
+  /// Beyond it upward: a regression. Usually delta > 0; a threaded test
+  /// judged in parts regresses when its own thread's part grew, which its
+  /// total can hide (other threads took less of the work).
+  bool grew = false;
   /// The allowed change used (allowed_change() of the tolerance), so a reader
   /// can show the limit without knowing the tolerances.
   std::uint64_t limit = 0;
