@@ -437,6 +437,13 @@ TEST_F(RunGate, CalibratedBaselineTakesTheNoisyTestsSpreadAndStillCatchesARealCh
     EXPECT_EQ(varies->verdict, Verdict::pass) << varies->message;
     EXPECT_NE(varies->message.find("noisy: counts varied over the 3 runs recorded: allocations"), std::string::npos)
         << varies->message;
+    // The Markdown summary CI shows says the band and this run too.
+    auto md_read = sys::read_file(report_ + "/noisy_suite.md");
+    const std::string md = md_read ? *md_read : std::string();
+    const std::string row = "| `Noisy.Varies` | pass | allocations " + std::to_string(noisy.noise->low.allocations) +
+                            "\xE2\x80\x93" + std::to_string(noisy.noise->high.allocations) + " over 3 runs; this run " +
+                            std::to_string(varies->metrics.allocations);
+    EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
   }
   auto planted = gate({}, {"NOISY_EXTRA=1"});
   EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text;

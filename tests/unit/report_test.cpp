@@ -418,6 +418,45 @@ TEST(Report, MissingTestsAndBaselineEntries) {
             "std::vector<char>::reserve(unsigned long) < Parser::grow() < Parser::parse()");
 }
 
+// A noisy test passes within a band, not an exact count: every format says
+// which band and where this run fell in it.
+TEST(Report, ANoisyTestShowsItsBandAndThisRunInEveryFormat) {
+  Report r;
+  r.run.binary = "parser_test";
+  TestRecord t = record("Pool", "Drains", Metrics{2170, 69000, 0, 0, 4096}, Metrics{2160, 69000, 0, 0, 4096}, 1);
+  t.verdict = Verdict::pass;
+  t.baseline_noise = NoiseBand{5, Metrics{2140, 69000, 0, 0, 4096}, Metrics{2190, 69000, 0, 0, 4096}};
+  r.tests.push_back(t);
+  r.tests.push_back(record("Parser", "Steady", Metrics{5, 80, 0, 0, 80}, Metrics{5, 80, 0, 0, 80}, 1));
+  const std::string band =
+      "allocations 2140\xE2\x80\x93"
+      "2190 over 5 runs; this run 2170";
+  // Only the metric that varied: the others were the same in every run.
+  EXPECT_EQ(to_markdown(r).find("allocated_bytes 69000"), std::string::npos);
+  const std::string md = to_markdown(r);
+  EXPECT_NE(md.find("1 noisy test: judged within the band their recorded runs spread over"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `Pool.Drains` | pass | " + band + " |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("`Parser.Steady` | pass | allocations"), std::string::npos) << md;
+  const std::string xml = to_junit_xml(r);
+  EXPECT_NE(xml.find("heapgate.noisy=" + band), std::string::npos) << xml;
+  HEAPGATE_EXPECT_VALID_JUNIT(xml);
+  const std::string html = to_html(r);
+  EXPECT_NE(html.find("noisy: " + band), std::string::npos);
+  auto parsed = parse_report_json(to_json(r), "r.json");
+  ASSERT_TRUE(parsed) << parsed.error().message();
+  EXPECT_EQ(parsed->tests[0].baseline_noise, t.baseline_noise);
+  EXPECT_FALSE(parsed->tests[1].baseline_noise.has_value());
+  // An upside-down band is refused, naming the field.
+  std::string bad = to_json(r);
+  const std::size_t at = bad.find("\"low\": {\n");
+  ASSERT_NE(at, std::string::npos);
+  bad.replace(bad.find("\"allocations\": 2140", at), 19, "\"allocations\": 2999");
+  auto refused = parse_report_json(bad, "r.json");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message().find("/tests/0/baseline_noise/low/allocations"), std::string::npos)
+      << refused.error().message();
+}
+
 TEST(ReportJunit, ValidatesAgainstJunitSchema) { HEAPGATE_EXPECT_VALID_JUNIT(to_junit_xml(sample_report())); }
 
 TEST(ReportJunit, EmptyReportValidates) {

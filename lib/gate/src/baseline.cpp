@@ -67,28 +67,6 @@ json tolerances_to_json(const Tolerances& t) {
   return out;
 }
 
-// A band of metrics over runs: "noise" (in the suite) and "alone".
-NoiseBand read_band(JsonReader& r, const json& value, const std::string& pointer) {
-  NoiseBand band;
-  if (!r.object(value, pointer)) return band;
-  r.only_keys(value, pointer, {"high", "low", "runs"});
-  if (const json* runs = r.member(value, pointer, "runs", true)) {
-    band.runs = static_cast<std::uint32_t>(r.u64(*runs, pointer_append(pointer, "runs")));
-  }
-  if (const json* low = r.member(value, pointer, "low", true))
-    band.low = r.metrics(*low, pointer_append(pointer, "low"));
-  if (const json* high = r.member(value, pointer, "high", true)) {
-    band.high = r.metrics(*high, pointer_append(pointer, "high"));
-  }
-  for (MetricName m : kMetricNames) {
-    if (r.ok() && get(band.low, m) > get(band.high, m)) {
-      r.fail_at(pointer_append(pointer_append(pointer, "low"), std::string(to_string(m))),
-                "is above the band's high value", "low must not exceed high; re-run heapgate run --calibrate");
-    }
-  }
-  return band;
-}
-
 json band_to_json(const NoiseBand& band) {
   return json{
       {"runs", band.runs}, {"low", detail::metrics_to_json(band.low)}, {"high", detail::metrics_to_json(band.high)}};
@@ -136,11 +114,6 @@ bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
          a.other_threads == b.other_threads && a.own_thread == b.own_thread && a.alone == b.alone &&
          a.not_measured == b.not_measured;
 }
-
-bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
-  return a.runs == b.runs && a.low == b.low && a.high == b.high;
-}
-bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept { return !(a == b); }
 
 std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
   const std::uint64_t low = get(band.low, metric);
@@ -241,10 +214,10 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
         entry.call_sites_complete = r.boolean(*complete, pointer_append(p, "call_sites_complete"));
       }
       if (const json* noise = r.member(e, p, "noise", false)) {
-        entry.noise = read_band(r, *noise, pointer_append(p, "noise"));
+        entry.noise = read_noise_band(r, *noise, pointer_append(p, "noise"));
       }
       if (const json* alone = r.member(e, p, "alone", false)) {
-        entry.alone = read_band(r, *alone, pointer_append(p, "alone"));
+        entry.alone = read_noise_band(r, *alone, pointer_append(p, "alone"));
       }
       if (const json* errors = r.member(e, p, "standard_errors", false)) {
         entry.standard_errors = r.metrics(*errors, pointer_append(p, "standard_errors"));

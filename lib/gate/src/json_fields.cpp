@@ -377,4 +377,25 @@ std::vector<CallSite> read_call_sites(JsonReader& r, const json& value, const st
   return out;
 }
 
+NoiseBand read_noise_band(JsonReader& r, const json& value, const std::string& pointer) {
+  NoiseBand band;
+  if (!r.object(value, pointer)) return band;
+  r.only_keys(value, pointer, {"high", "low", "runs"});
+  if (const json* runs = r.member(value, pointer, "runs", true)) {
+    band.runs = static_cast<std::uint32_t>(r.u64(*runs, pointer_append(pointer, "runs")));
+  }
+  if (const json* low = r.member(value, pointer, "low", true))
+    band.low = r.metrics(*low, pointer_append(pointer, "low"));
+  if (const json* high = r.member(value, pointer, "high", true)) {
+    band.high = r.metrics(*high, pointer_append(pointer, "high"));
+  }
+  for (MetricName m : kMetricNames) {
+    if (r.ok() && get(band.low, m) > get(band.high, m)) {
+      r.fail_at(pointer_append(pointer_append(pointer, "low"), std::string(to_string(m))),
+                "is above the band's high value", "low must not exceed high; re-run heapgate run --calibrate");
+    }
+  }
+  return band;
+}
+
 }  // namespace heapgate::detail

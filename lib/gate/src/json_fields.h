@@ -101,6 +101,10 @@ std::vector<CallSite> read_call_sites(JsonReader& reader, const json& value, con
 /// A ThreadShare: {"allocations": N, "bytes": B}.
 json thread_share_to_json(const ThreadShare& share);
 ThreadShare read_thread_share(JsonReader& reader, const json& value, const std::string& pointer);
+/// A band of metrics over runs ({"runs", "low", "high"}): a baseline
+/// entry's "noise" and "alone", a report record's "baseline_noise". Low above
+/// high is an error.
+NoiseBand read_noise_band(JsonReader& reader, const json& value, const std::string& pointer);
 /// A Fingerprint: an object of strings.
 Fingerprint read_fingerprint(JsonReader& reader, const json& value, const std::string& pointer);
 

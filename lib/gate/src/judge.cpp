@@ -83,7 +83,10 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
     return j;
   }
   const Metrics& m = *observation.metrics;
-  if (baseline != nullptr) j.baseline = baseline->metrics;
+  if (baseline != nullptr) {
+    j.baseline = baseline->metrics;
+    j.baseline_noise = baseline->noise;
+  }
   const Comparison comparison =
       compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode,
                           observation.standard_errors, observation.not_measured, &observation.other_threads);
@@ -203,6 +206,7 @@ void apply(const Judgement& judgement, TestRecord& record) {
   record.message = judgement.explanation;
   record.deltas = judgement.deltas;
   record.baseline = judgement.baseline;
+  record.baseline_noise = judgement.baseline_noise;
 }
 
 }  // namespace heapgate

@@ -271,6 +271,11 @@ Tolerances Tolerances::for_mode(Mode mode) noexcept {
 bool operator==(const Tolerances& a, const Tolerances& b) noexcept { return a.per_metric == b.per_metric; }
 bool operator!=(const Tolerances& a, const Tolerances& b) noexcept { return !(a == b); }
 
+bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept {
+  return a.runs == b.runs && a.low == b.low && a.high == b.high;
+}
+bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept { return !(a == b); }
+
 bool operator==(const MetricDelta& a, const MetricDelta& b) noexcept {
   return a.metric == b.metric && a.baseline == b.baseline && a.current == b.current && a.delta == b.delta &&
          a.ratio == b.ratio && a.beyond_tolerance == b.beyond_tolerance && a.grew == b.grew && a.limit == b.limit;

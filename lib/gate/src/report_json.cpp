@@ -186,7 +186,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (!r.object(v, p)) return t;
   // clang-format off
   r.only_keys(v, p,
-              {"alone", "baseline", "baseline_call_sites", "budgets", "call_sites", "call_sites_complete", "confirmations",
+              {"alone", "baseline", "baseline_call_sites", "baseline_noise", "budgets", "call_sites", "call_sites_complete", "confirmations",
                "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
                "message", "metrics", "mode", "name", "not_measured", "other_threads", "profiles", "released_later", "samples", "setup_residue", "stacks",
                "standard_errors", "suite", "suppressed", "test", "verdict"});
@@ -298,6 +298,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
         t.budgets[it.key()] = r.u64(it.value(), pointer_append(bp, it.key()));
       }
     }
+  }
+  if (const json* f = r.member(v, p, "baseline_noise", false)) {
+    t.baseline_noise = read_noise_band(r, *f, pointer_append(p, "baseline_noise"));
   }
   if (const json* f = r.member(v, p, "baseline_call_sites", false)) {
     t.baseline_call_sites = read_call_sites(r, *f, pointer_append(p, "baseline_call_sites"));
@@ -564,6 +567,13 @@ std::string record_json_line(const TestRecord& t) {
     w.null();
   }
   if (!t.baseline_call_sites.empty()) write_call_sites(w.key("baseline_call_sites"), t.baseline_call_sites);
+  if (t.baseline_noise) {
+    w.key("baseline_noise").open('{');
+    write_metrics(w.key("high"), t.baseline_noise->high);
+    write_metrics(w.key("low"), t.baseline_noise->low);
+    w.key("runs").u64(t.baseline_noise->runs);
+    w.close('}');
+  }
   w.key("budgets").open('{');
   for (const auto& [name, limit] : t.budgets) w.key(name).u64(limit);
   w.close('}');

@@ -415,6 +415,9 @@ std::string to_html(const Report& report) {
       if (!line.empty()) out += "<div class=\"muted small\">" + esc(line) + "</div>";
     }
     if (t.gtest_failed) out += "<div class=\"muted small\">failed its own assertions</div>";
+    if (const std::string band = detail::noise_band_text(t); !band.empty()) {
+      out += "<div class=\"muted small\">noisy: " + esc(band) + "</div>";
+    }
     out += "</td><td>" + badge(t.verdict, strict) + "</td>";
     for (MetricName m : kMetricNames) out += metric_cell(t, m);
     out += "<td class=\"num\">" + milliseconds(t.duration_ms) + "</td></tr>\n";

@@ -110,6 +110,22 @@ std::string to_markdown(const Report& report) {
     out += "\n";
   }
 
+  // Noisy tests pass within a band, not an exact count: which band, and
+  // where this run fell in it.
+  std::vector<std::pair<const TestRecord*, std::string>> noisy;
+  for (const auto& t : report.tests) {
+    if (std::string band = detail::noise_band_text(t); !band.empty()) noisy.emplace_back(&t, std::move(band));
+  }
+  if (!noisy.empty()) {
+    out += "<details><summary>" + std::to_string(noisy.size()) + (noisy.size() == 1 ? " noisy test" : " noisy tests") +
+           ": judged within the band their recorded runs spread over</summary>\n\n";
+    out += "| Test | Verdict | Band and this run |\n| --- | --- | --- |\n";
+    for (const auto& [t, band] : noisy) {
+      out += "| " + code_cell(t->name) + " | " + std::string(to_string(t->verdict)) + " | " + cell(band) + " |\n";
+    }
+    out += "\n</details>\n\n";
+  }
+
   out += "<details><summary>All " + std::to_string(counts.total) + (counts.total == 1 ? " test" : " tests") +
          "</summary>\n\n";
   out += "| Test | Verdict |";

@@ -13,6 +13,22 @@ std::string first_line(std::string_view text) {
   return std::string(text.substr(0, nl));
 }
 
+std::string noise_band_text(const TestRecord& record) {
+  if (!record.baseline_noise) return {};
+  const NoiseBand& band = *record.baseline_noise;
+  std::string text;
+  for (MetricName m : kMetricNames) {
+    const std::uint64_t low = get(band.low, m);
+    const std::uint64_t high = get(band.high, m);
+    if (low == high || !is_measured(record.not_measured, m)) continue;
+    if (!text.empty()) text += " \xC2\xB7 ";  // middle dot
+    text += std::string(to_string(m)) + " " + std::to_string(low) + "\xE2\x80\x93" + std::to_string(high) +  // en dash
+            " over " + std::to_string(band.runs) + (band.runs == 1 ? " run" : " runs") + "; this run " +
+            std::to_string(get(record.metrics, m));
+  }
+  return text;
+}
+
 std::vector<std::string> key_facts(const TestRecord& record) {
   std::vector<std::string> facts;
   switch (record.verdict) {

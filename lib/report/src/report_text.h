@@ -19,6 +19,12 @@ std::string first_line(std::string_view text);
 /// exceeded (over_budget). Empty when there are none to show.
 std::vector<std::string> key_facts(const TestRecord& record);
 
+/// The band a noisy test was judged within and where this run fell, for
+/// each metric whose recorded runs spread: "allocations 2140–2190 over 5
+/// runs; this run 2170", joined by " · ". "" when the record has no band
+/// or its runs agreed in every metric.
+std::string noise_band_text(const TestRecord& record);
+
 /// "+3 live objects, +96 live bytes, +3 allocations, +96 allocated bytes":
 /// the non-zero changes of a stack. Whole numbers without decimals.
 std::string describe_stack_counts(const StackSample& stack);

@@ -37,16 +37,6 @@ inline constexpr std::string_view kStackFrameSeparator = " < ";
 ///   "top_stacks": ["parse() < load() < main"]
 /// }
 /// ```
-/// What a test's metrics did over several runs of one build (`heapgate run
-/// --calibrate N`): the lowest and highest value of each metric. A test whose
-/// counts depend on thread timing (a background thread's work) gets one;
-/// a deterministic test, whose runs all agree, does not.
-struct NoiseBand {
-  /// How many runs it was learned from.
-  std::uint32_t runs = 0;
-  Metrics low;
-  Metrics high;
-};
 
 /// How far a calibrated test's band is widened on each side at least, as a
 /// fraction of its median, for a metric that varied: a few calibration runs
@@ -68,9 +58,6 @@ inline constexpr std::uint64_t kTimingBoundMinimum = 100;
 
 /// True when `band` is of such a test.
 bool timing_bound(const NoiseBand& band) noexcept;
-
-bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept;
-bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept;
 
 /// The band's width for one metric (high - low).
 std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept;

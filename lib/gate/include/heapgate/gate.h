@@ -142,6 +142,8 @@ struct Judgement {
   std::vector<MetricDelta> deltas;
   /// The baseline entry's metrics, when there is an entry.
   std::optional<Metrics> baseline;
+  /// Its noise band, when it has one.
+  std::optional<NoiseBand> baseline_noise;
 };
 
 /// Blocks were left live and leaks are checked for this test: the face

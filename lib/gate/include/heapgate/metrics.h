@@ -194,6 +194,19 @@ struct AllocationCount {
 bool operator==(const AllocationCount& a, const AllocationCount& b) noexcept;
 bool operator!=(const AllocationCount& a, const AllocationCount& b) noexcept;
 
+/// What a test's metrics did over several runs of one build (`heapgate run
+/// --calibrate N`): the lowest and highest value of each metric. A test whose
+/// counts depend on thread timing (a background thread's work) gets one;
+/// a deterministic test, whose runs all agree, does not.
+struct NoiseBand {
+  /// How many runs it was learned from.
+  std::uint32_t runs = 0;
+  Metrics low;
+  Metrics high;
+};
+bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept;
+bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept;
+
 /// What a threaded test's own thread allocated (its metrics less its other
 /// threads' share), lowest and highest over the runs that recorded it.
 struct OwnThreadBand {

@@ -139,6 +139,10 @@ struct TestRecord {
   std::optional<Metrics> alone;
   /// The baseline's metrics, when the baseline has an entry for the test.
   std::optional<Metrics> baseline;
+  /// The baseline entry's noise band, when it has one (JSON
+  /// "baseline_noise", absent otherwise): a report shows the band the test
+  /// was judged within beside this run (noise_band_text()).
+  std::optional<NoiseBand> baseline_noise;
   /// Per-metric comparison with the baseline (Comparison::deltas).
   std::vector<MetricDelta> deltas;
   Verdict verdict = Verdict::pass;
