@@ -202,7 +202,7 @@ __attribute__((noinline)) ThreadSlot* register_thread() noexcept {
     slot = new_slot_locked();
     if (slot == nullptr) return nullptr;  // out of memory: this thread goes uncounted
     slot->in_use = true;
-    slot->capture.walk.count = 0;  // a walk of the thread that had the slot before
+    for (WalkMemory& walk : slot->capture.walks) walk.count = 0;  // walks of the thread that had the slot before
   }
   t_slot = slot;
   // A key from PTHREAD_KEY_2NDLEVEL_SIZE on would make glibc calloc its

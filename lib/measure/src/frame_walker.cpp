@@ -166,12 +166,19 @@ namespace {
 // The remembered walk from frame `from` outward is what a walk from the
 // same registers would give now: the walk is a function of those registers,
 // the rules (fixed per address) and the stack words it read, and those words
-// are all the same.
+// are all the same. A saved rbp counts only where a later step reads it
+// (bp_matters): code built without frame pointers keeps anything in rbp
+// (heapgate's own entry points hold the block's address there), and
+// checking those words made every walk from an allocation step through its
+// innermost frames again.
 bool still_on_stack(const WalkMemory& memory, int from) noexcept {
   const WalkMemory::Frame* f = memory.frames;
   for (int i = from; i > 0; --i) {
     if (*reinterpret_cast<const std::uintptr_t*>(f[i - 1].sp - 8) != f[i - 1].ip) return false;
-    if (f[i].bp_slot != 0 && *reinterpret_cast<const std::uintptr_t*>(f[i].bp_slot) != f[i - 1].bp) return false;
+    if (f[i].bp_slot != 0 && f[i - 1].bp_matters &&
+        *reinterpret_cast<const std::uintptr_t*>(f[i].bp_slot) != f[i - 1].bp) {
+      return false;
+    }
   }
   return true;
 }

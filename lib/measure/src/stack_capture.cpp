@@ -328,8 +328,13 @@ void clear_stack_capture() noexcept {
 }
 
 void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* thread) noexcept {
-  WalkMemory* walk = thread != nullptr ? &thread->walk : nullptr;
   void* frames[kMaxFrames + kOwnFramesSearched];
+  WalkMemory* walk = nullptr;
+  if (thread != nullptr) {
+    // Frames are 16-byte aligned: call paths of different depths differ here.
+    const auto depth = reinterpret_cast<std::uintptr_t>(&frames);
+    walk = &thread->walks[(depth >> 4) % CaptureThread::kWalkMemories];
+  }
   static_assert(kOwnFramesSearched <= kWalkHashes);
   WalkHashes hashes;
   int got = 0;

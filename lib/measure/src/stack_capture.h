@@ -46,7 +46,13 @@ void clear_stack_capture() noexcept;
 /// stack (frame_walker.h) and its caches of the pages whose stack ids it
 /// wrote or cleared last. Owned by its thread; zero memory is a fresh one.
 struct CaptureThread {
-  WalkMemory walk;
+  /// Remembered walks, one per depth of the stack at the allocation (the
+  /// address of capture_alloc()'s frame picks one of kWalkMemories): a loop
+  /// that allocates at a few call sites in turn (a map node, a string, a
+  /// vector) finds each site's own last walk, all of whose frames are still
+  /// on the stack, instead of the other site's, whose inner frames differ.
+  static constexpr unsigned kWalkMemories = 8;
+  WalkMemory walks[kWalkMemories];
   BlockStamps::Cache id_alloc;
   BlockStamps::Cache id_free;
 };
