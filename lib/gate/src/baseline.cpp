@@ -351,9 +351,7 @@ NoiseBand shifted(const NoiseBand& band, const Metrics& old_metrics, const Metri
 // the most either saw.
 void accept_into_threads(const BaselineEntry& old, BaselineEntry& fresh) {
   if (old.other_threads.empty() || fresh.other_threads.empty()) return;
-  fresh.other_threads.allocations = std::max(fresh.other_threads.allocations, old.other_threads.allocations);
-  fresh.other_threads.bytes = std::max(fresh.other_threads.bytes, old.other_threads.bytes);
-  fresh.other_threads.switches = std::max(fresh.other_threads.switches, old.other_threads.switches);
+  keep_most(fresh.other_threads, old.other_threads);
   if (!old.own_thread || !fresh.own_thread) return;
   auto near = [](std::uint64_t low, std::uint64_t high, std::uint64_t v) {
     const std::uint64_t width = high - low;
@@ -364,8 +362,7 @@ void accept_into_threads(const BaselineEntry& old, BaselineEntry& fresh) {
   if (near(band.low.allocations, band.high.allocations, own.allocations) &&
       near(band.low.bytes, band.high.bytes, own.bytes)) {
     OwnThreadBand widened = band;
-    widen(widened, fresh.own_thread->low);
-    widen(widened, fresh.own_thread->high);
+    widen(widened, *fresh.own_thread);
     fresh.own_thread = widened;
   }
 }

@@ -100,11 +100,7 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.other_threads = t.other_threads;
     // Over the run and its samples: the most other threads made, and the
     // band of what the test's own thread made.
-    for (const Measurement& sample : t.samples) {
-      e.other_threads.allocations = std::max(e.other_threads.allocations, sample.other_threads.allocations);
-      e.other_threads.bytes = std::max(e.other_threads.bytes, sample.other_threads.bytes);
-      e.other_threads.switches = std::max(e.other_threads.switches, sample.other_threads.switches);
-    }
+    for (const Measurement& sample : t.samples) keep_most(e.other_threads, sample.other_threads);
     if (!e.other_threads.empty()) {
       const AllocationCount own = own_thread_part(t.metrics, t.other_threads);
       OwnThreadBand band{own, own};

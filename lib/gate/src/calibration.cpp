@@ -48,11 +48,7 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
       contradicted = contradicted || (e->metrics.live_allocations > 0 && !e->setup_residue);
     }
     entry.setup_residue = entry.setup_residue && !contradicted;
-    for (const BaselineEntry* e : seen) {
-      entry.other_threads.allocations = std::max(entry.other_threads.allocations, e->other_threads.allocations);
-      entry.other_threads.bytes = std::max(entry.other_threads.bytes, e->other_threads.bytes);
-      entry.other_threads.switches = std::max(entry.other_threads.switches, e->other_threads.switches);
-    }
+    for (const BaselineEntry* e : seen) keep_most(entry.other_threads, e->other_threads);
     // The own thread's band over every run; a run no other thread ran in
     // made all of its allocations on it.
     entry.own_thread = std::nullopt;
@@ -61,12 +57,11 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
         const OwnThreadBand run_band =
             e->own_thread ? *e->own_thread
                           : OwnThreadBand{own_thread_part(e->metrics, {}), own_thread_part(e->metrics, {})};
-        if (!entry.own_thread) {
+        if (entry.own_thread) {
+          widen(*entry.own_thread, run_band);
+        } else {
           entry.own_thread = run_band;
-          continue;
         }
-        widen(*entry.own_thread, run_band.low);
-        widen(*entry.own_thread, run_band.high);
       }
     }
     entry.alone = std::nullopt;

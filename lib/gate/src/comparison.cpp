@@ -224,7 +224,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       std::string& list = d.grew ? grew : shrank;
       if (!list.empty()) list += "; ";
       list += describe(d);
-      list += d.delta > 0 ? ", limit +" : ", limit -";
+      list += d.grew ? ", limit +" : ", limit -";
       list += std::to_string(d.limit);
       if (!band_text.empty()) {
         list += ", outside the band " + band_text + " seen over " + std::to_string(baseline->noise->runs) + " runs";

@@ -182,6 +182,12 @@ bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
 }
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
 
+void keep_most(ThreadShare& most, const ThreadShare& seen) noexcept {
+  most.allocations = std::max(most.allocations, seen.allocations);
+  most.bytes = std::max(most.bytes, seen.bytes);
+  most.switches = std::max(most.switches, seen.switches);
+}
+
 bool operator==(const Measurement& a, const Measurement& b) noexcept {
   return a.metrics == b.metrics && a.other_threads == b.other_threads;
 }
@@ -200,6 +206,11 @@ void widen(OwnThreadBand& band, const AllocationCount& own) noexcept {
   band.low.bytes = std::min(band.low.bytes, own.bytes);
   band.high.allocations = std::max(band.high.allocations, own.allocations);
   band.high.bytes = std::max(band.high.bytes, own.bytes);
+}
+
+void widen(OwnThreadBand& band, const OwnThreadBand& other) noexcept {
+  widen(band, other.low);
+  widen(band, other.high);
 }
 
 AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other_threads) noexcept {

@@ -175,6 +175,10 @@ struct ThreadShare {
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept;
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
 
+/// Raises each field of `most` to `seen`'s where it is larger: the most other
+/// threads did over several runs of a test.
+void keep_most(ThreadShare& most, const ThreadShare& seen) noexcept;
+
 /// One measurement of a test: its metrics, and the part of its allocations
 /// other threads made. A further run that learns a test's spread or
 /// confirms a regression is one (TestRecord::samples, ::confirmations), so a
@@ -216,8 +220,9 @@ struct OwnThreadBand {
 bool operator==(const OwnThreadBand& a, const OwnThreadBand& b) noexcept;
 bool operator!=(const OwnThreadBand& a, const OwnThreadBand& b) noexcept;
 
-/// Widens `band` to hold `own`.
+/// Widens `band` to hold `own`, or all of `other`.
 void widen(OwnThreadBand& band, const AllocationCount& own) noexcept;
+void widen(OwnThreadBand& band, const OwnThreadBand& other) noexcept;
 
 /// The test's own thread's part of `metrics`: its allocations and
 /// allocated bytes less what other threads made (saturating at 0).
