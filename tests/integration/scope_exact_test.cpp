@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -126,6 +127,48 @@ TEST(ExactMode, BlocksOfAnEarlierRecordingNeverCountInALaterOne) {
     previous = std::move(kept);
   }
   free_blocks(previous);
+}
+
+// Each thread counts the blocks it records in its own tally, and a profile
+// sums them: a block made by one thread and freed by another leaves the stack
+// that made it. The threads of each round exit, and the next round's threads
+// take over their slots and tallies, which must start from zero.
+TEST(ExactMode, ProfilesSumTheThreadsCountsAndForgetEarlierRecordings) {
+  HEAPGATE_REQUIRE_PROFILING();
+  constexpr std::size_t kMade = 400;
+  constexpr std::size_t kFreedByAnother = 300;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<void*> made;
+    made.reserve(kMade);
+    ScopeOptions options{Mode::exact};
+    options.profile_in_memory = true;
+    ProfileScope scope{"threads", options};
+    std::thread maker([&] { allocate_blocks(made, kMade, 96); });
+    maker.join();
+    std::thread freer([&] {
+      for (std::size_t i = 0; i < kFreedByAnother; ++i) std::free(made[i]);
+    });
+    freer.join();
+    auto r = scope.finish();
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_TRUE(r->profile) << "round " << round;
+    const Profile& profile = *r->profile;
+    // The same numbers as the counters (std::thread's own blocks included).
+    EXPECT_EQ(profile.totals.accum_objects, r->allocations) << "round " << round;
+    EXPECT_EQ(profile.totals.accum_bytes, r->allocated_bytes) << "round " << round;
+    EXPECT_EQ(profile.totals.live_objects, r->live_allocations) << "round " << round;
+    EXPECT_EQ(profile.totals.live_bytes, r->live_bytes) << "round " << round;
+    int maker_stacks = 0;
+    for (const StackRecord& stack : profile.stacks) {
+      if (stack.counts.accum_objects != kMade) continue;
+      ++maker_stacks;
+      EXPECT_EQ(stack.counts.live_objects, kMade - kFreedByAnother) << "round " << round;
+      EXPECT_EQ(stack.counts.live_bytes, (kMade - kFreedByAnother) * 96) << "round " << round;
+    }
+    EXPECT_EQ(maker_stacks, 1) << "round " << round;
+    made.erase(made.begin(), made.begin() + kFreedByAnother);
+    free_blocks(made);
+  }
 }
 
 TEST(ExactMode, WritesAParsableProfileOfTheScopeOnly) {

@@ -107,9 +107,15 @@ std::atomic<bool> g_stack_ids_ready{false};  // set once, before the first recor
 constexpr unsigned kGenerationShift = 24;
 constexpr std::uint32_t kIdMask = (1u << kGenerationShift) - 1;
 constexpr std::uint32_t kMostStampedId = kIdMask - 1;
-// The recording's generation (1-255 once one began) << kGenerationShift:
-// changed under g_pointers' lock, read by the hooks without it.
-std::atomic<std::uint32_t> g_id_tag{0};
+// The recording's generation, in the two forms the hooks need, read in one
+// load: the low 32 bits are the stamps' tag (a generation of 1-255 once a
+// recording began, << kGenerationShift, wrapping); the high 32 bits count
+// every recording begun or cleared and do not wrap, so a thread's tally left
+// from 255 recordings ago is never taken for this one's. Changed under
+// g_pointers' lock, read by the hooks without it.
+std::atomic<std::uint64_t> g_generation{0};
+std::uint32_t tag_of(std::uint64_t generation) noexcept { return static_cast<std::uint32_t>(generation); }
+std::uint32_t epoch_of(std::uint64_t generation) noexcept { return static_cast<std::uint32_t>(generation >> 32); }
 std::atomic<bool> g_pointers_used{false};  // g_pointers may hold a block of this recording
 MappedArray<void*> g_frames;
 MappedArray<CapturedStack> g_stacks;
@@ -139,6 +145,127 @@ std::atomic<BacktraceFn> g_backtrace{nullptr};
 std::atomic<bool> g_walk{false};
 
 using Locked = std::lock_guard<LiveTable<PointerEntry>>;
+
+// One stack's counts in one thread's tally. Its thread adds with a plain
+// load and store (no locked instruction); a profile's writer reads them
+// meanwhile, and sums over threads, so a thread's live counts may be
+// negative (it freed blocks another thread recorded).
+struct TallyCounts {
+  std::atomic<std::int64_t> allocations;
+  std::atomic<std::int64_t> allocated_bytes;
+  std::atomic<std::int64_t> live_allocations;
+  std::atomic<std::int64_t> live_bytes;
+};
+void add(std::atomic<std::int64_t>& count, std::int64_t n) noexcept {
+  count.store(count.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+}
+
+constexpr std::uint32_t kTallyChunkStacks = 512;  // 16 KiB a chunk
+constexpr std::uint32_t kTallyChunks = 8192;      // stacks beyond 4M are counted under the lock
+constexpr std::uint32_t kCachedStacks = 16;
+
+}  // namespace
+
+// Every recorded block used to take g_pointers' lock twice (the stack's id
+// and counts when made, the counts when freed): eight threads in one window
+// on two cores spent most of their time waiting for it (docs/performance.md,
+// "per-thread stack counts"). Now a thread counts into its own tally and finds
+// the ids of the stacks it met last in its own cache; the lock is taken only
+// to intern a stack the thread has not met lately. The tallies of all threads
+// are summed when a profile is written.
+struct ThreadTally {
+  // The recording its counts are for (epoch_of(g_generation)): the owner
+  // zeroes an older recording's counts before it counts again, and the
+  // writer of a profile skips tallies of another recording.
+  std::atomic<std::uint32_t> epoch{0};
+  // Its thread is counting in it: a signal handler's block on that thread
+  // goes the locked way instead.
+  bool busy = false;
+  std::uint32_t chunks_touched = 0;                // chunks [0, this) may hold counts of `epoch`
+  ThreadTally* next = nullptr;                     // on g_tallies; set before it is published
+  std::atomic<TallyCounts*> chunks[kTallyChunks];  // by stack id / kTallyChunkStacks, mmap'd on first use
+  // The stacks met last, by hash: a hit needs the same frames, so two
+  // stacks whose hashes collide are never taken for each other.
+  struct CachedStack {
+    std::uint32_t epoch;  // 0: empty (recordings begin at epoch 1)
+    std::uint32_t id;
+    std::uint64_t hash;
+    std::uint32_t depth;
+    void* frames[kMaxFrames];
+  };
+  CachedStack cache[kCachedStacks];
+};
+
+namespace {
+
+// Every thread's tally, never freed: a tally stays with its thread's slot in
+// alloc_counting.cpp, and the slot goes to the next thread when its thread exits.
+std::atomic<ThreadTally*> g_tallies{nullptr};
+
+// The calling thread's tally, made on first use; nullptr when the block
+// must be counted under the lock: no thread slot, the peak's copy is kept
+// (it needs every change under one lock), out of memory, or the tally is in
+// use below this call (a signal handler).
+ThreadTally* tally_of(CaptureThread* thread) noexcept {
+  if (thread == nullptr || g_track_peak) return nullptr;
+  ThreadTally* tally = thread->tally;
+  if (tally == nullptr) {
+    void* mem = ::mmap(nullptr, sizeof(ThreadTally), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return nullptr;
+    tally = new (mem) ThreadTally;
+    tally->next = g_tallies.load(std::memory_order_relaxed);
+    while (!g_tallies.compare_exchange_weak(tally->next, tally, std::memory_order_release, std::memory_order_relaxed)) {
+    }
+    thread->tally = tally;
+  }
+  return tally->busy ? nullptr : tally;
+}
+
+// The counts of stack `id` in `tally` for the recording `epoch`, an older
+// recording's counts zeroed first; nullptr when out of memory or the id is
+// beyond a tally's range. Only the tally's thread calls this.
+TallyCounts* tally_counts(ThreadTally& tally, std::uint32_t epoch, std::uint32_t id) noexcept {
+  if (tally.epoch.load(std::memory_order_relaxed) != epoch) {
+    for (std::uint32_t c = 0; c < tally.chunks_touched; ++c) {
+      if (TallyCounts* chunk = tally.chunks[c].load(std::memory_order_relaxed)) {
+        std::memset(static_cast<void*>(chunk), 0, kTallyChunkStacks * sizeof(TallyCounts));
+      }
+    }
+    tally.chunks_touched = 0;
+    tally.epoch.store(epoch, std::memory_order_release);
+  }
+  const std::uint32_t c = id / kTallyChunkStacks;
+  if (c >= kTallyChunks) return nullptr;
+  TallyCounts* chunk = tally.chunks[c].load(std::memory_order_relaxed);
+  if (chunk == nullptr) {
+    void* mem = ::mmap(nullptr, kTallyChunkStacks * sizeof(TallyCounts), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return nullptr;
+    chunk = static_cast<TallyCounts*>(mem);
+    tally.chunks[c].store(chunk, std::memory_order_release);
+  }
+  if (c >= tally.chunks_touched) tally.chunks_touched = c + 1;
+  return &chunk[id % kTallyChunkStacks];
+}
+
+// Sets the tally's busy flag for the scope, so that a signal handler's
+// allocation on the same thread counts the locked way.
+class TallyInUse {
+ public:
+  explicit TallyInUse(ThreadTally& tally) noexcept : tally_(tally) {
+    tally_.busy = true;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~TallyInUse() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    tally_.busy = false;
+  }
+  TallyInUse(const TallyInUse&) = delete;
+  TallyInUse& operator=(const TallyInUse&) = delete;
+
+ private:
+  ThreadTally& tally_;
+};
 
 bool same_stack(const CapturedStack& r, std::uint64_t hash, void* const* frames, int depth) noexcept {
   return r.hash == hash && r.depth == static_cast<std::uint32_t>(depth) &&
@@ -181,12 +308,14 @@ bool intern(void* const* frames, int depth, std::uint64_t hash, std::uint32_t* i
 // Under the lock, with no hook recording. A new generation makes every id
 // stamp written before it stale; once they wrap, the stamps are forgotten.
 void next_generation_locked() noexcept {
-  std::uint32_t generation = g_id_tag.load(std::memory_order_relaxed) >> kGenerationShift;
+  const std::uint64_t now = g_generation.load(std::memory_order_relaxed);
+  std::uint32_t generation = tag_of(now) >> kGenerationShift;
   if (generation == 0xFF) {
     g_stack_ids.clear();
     generation = 0;
   }
-  g_id_tag.store((generation + 1) << kGenerationShift, std::memory_order_relaxed);
+  const std::uint64_t epoch = epoch_of(now) + 1;
+  g_generation.store((epoch << 32) | ((generation + 1) << kGenerationShift), std::memory_order_release);
 }
 
 void clear_locked() noexcept {
@@ -216,7 +345,49 @@ void note_live_locked() noexcept {
 
 std::uint64_t non_negative(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
 
+// Under the lock: stack `id`'s counts, those counted under the lock and every
+// thread's tally of this recording.
+struct StackSums {
+  std::int64_t allocations;
+  std::int64_t allocated_bytes;
+  std::int64_t live_allocations;
+  std::int64_t live_bytes;
+};
+StackSums summed_locked(std::size_t id) noexcept {
+  const CapturedStack& r = g_stacks[id];
+  StackSums sums{static_cast<std::int64_t>(r.allocations), static_cast<std::int64_t>(r.allocated_bytes),
+                 r.live_allocations, r.live_bytes};
+  const std::size_t chunk = id / kTallyChunkStacks;
+  if (chunk >= kTallyChunks) return sums;
+  const std::uint32_t epoch = epoch_of(g_generation.load(std::memory_order_relaxed));
+  for (const ThreadTally* t = g_tallies.load(std::memory_order_acquire); t != nullptr; t = t->next) {
+    if (t->epoch.load(std::memory_order_acquire) != epoch) continue;
+    const TallyCounts* counts = t->chunks[chunk].load(std::memory_order_acquire);
+    if (counts == nullptr) continue;
+    const TallyCounts& c = counts[id % kTallyChunkStacks];
+    sums.allocations += c.allocations.load(std::memory_order_relaxed);
+    sums.allocated_bytes += c.allocated_bytes.load(std::memory_order_relaxed);
+    sums.live_allocations += c.live_allocations.load(std::memory_order_relaxed);
+    sums.live_bytes += c.live_bytes.load(std::memory_order_relaxed);
+  }
+  return sums;
+}
+
 CaptureTotals totals_locked() noexcept {
+  if (!g_track_peak) {
+    // The threads' tallies hold most counts: the totals are their sums, and
+    // the peak is known only as high as what is live now.
+    CaptureTotals totals;
+    for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+      const StackSums s = summed_locked(id);
+      totals.live_allocations += non_negative(s.live_allocations);
+      totals.live_bytes += non_negative(s.live_bytes);
+      totals.allocations += non_negative(s.allocations);
+      totals.allocated_bytes += non_negative(s.allocated_bytes);
+    }
+    totals.peak_bytes = std::max(totals.live_bytes, non_negative(g_peak_bytes));
+    return totals;
+  }
   return CaptureTotals{non_negative(g_live_allocations),
                        non_negative(g_live_bytes),
                        g_allocations,
@@ -228,12 +399,17 @@ CaptureTotals totals_locked() noexcept {
 
 // A stack's two columns in `view`.
 Counts view_counts(CaptureView view, std::size_t id) noexcept {
-  const CapturedStack& r = g_stacks[id];
   switch (view) {
-    case CaptureView::live:
-      return Counts{non_negative(r.live_allocations), non_negative(r.live_bytes), r.allocations, r.allocated_bytes};
-    case CaptureView::allocations:
-      return Counts{r.allocations, r.allocated_bytes, r.allocations, r.allocated_bytes};
+    case CaptureView::live: {
+      const StackSums r = summed_locked(id);
+      return Counts{non_negative(r.live_allocations), non_negative(r.live_bytes), non_negative(r.allocations),
+                    non_negative(r.allocated_bytes)};
+    }
+    case CaptureView::allocations: {
+      const StackSums r = summed_locked(id);
+      return Counts{non_negative(r.allocations), non_negative(r.allocated_bytes), non_negative(r.allocations),
+                    non_negative(r.allocated_bytes)};
+    }
     case CaptureView::peak:
       break;
   }
@@ -327,6 +503,53 @@ void clear_stack_capture() noexcept {
   clear_locked();
 }
 
+namespace {
+
+// A stamped block of `usize` bytes with the stack frames[0, depth) counted
+// in its thread's tally; false when it must be counted under the lock
+// instead (out of memory, or an id too large for a stamp or a tally).
+bool count_in_tally(ThreadTally& tally, void* const* frames, int depth, std::uint64_t hash, std::uint64_t usize,
+                    std::atomic<std::uint32_t>* stamp) noexcept {
+  if (stamp == nullptr) return false;
+  std::uint64_t generation = g_generation.load(std::memory_order_acquire);
+  ThreadTally::CachedStack& cached = tally.cache[(hash >> 32) % kCachedStacks];
+  std::uint32_t id = 0;
+  if (cached.epoch == epoch_of(generation) && cached.hash == hash &&
+      cached.depth == static_cast<std::uint32_t>(depth) &&
+      std::memcmp(cached.frames, frames, static_cast<std::size_t>(depth) * sizeof(void*)) == 0) {
+    id = cached.id;
+  } else {
+    {
+      Locked lock(g_pointers);
+      t_holds_lock = true;
+      // The id belongs to the recording the lock sees.
+      generation = g_generation.load(std::memory_order_relaxed);
+      const bool interned = intern(frames, depth, hash, &id);
+      t_holds_lock = false;
+      if (!interned) return false;
+    }
+    cached.epoch = epoch_of(generation);
+    cached.id = id;
+    cached.hash = hash;
+    cached.depth = static_cast<std::uint32_t>(depth);
+    std::memcpy(cached.frames, frames, static_cast<std::size_t>(depth) * sizeof(void*));
+  }
+  if (id > kMostStampedId) return false;
+  TallyCounts* counts = tally_counts(tally, epoch_of(generation), id);
+  if (counts == nullptr) return false;
+  const auto size = static_cast<std::int64_t>(usize);
+  add(counts->allocations, 1);
+  add(counts->allocated_bytes, size);
+  add(counts->live_allocations, 1);
+  add(counts->live_bytes, size);
+  // A recording begun since `generation` was read never matches this tag:
+  // the block and its counts belong to the one that ended.
+  stamp->store(tag_of(generation) | (id + 1), std::memory_order_relaxed);
+  return true;
+}
+
+}  // namespace
+
 void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* thread) noexcept {
   void* frames[kMaxFrames + kOwnFramesSearched];
   WalkMemory* walk = nullptr;
@@ -367,6 +590,10 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
     stamp = thread != nullptr ? g_stack_ids.locate_cached<true>(thread->id_alloc, key, usize)
                               : g_stack_ids.find_or_add(key, usize);
   }
+  if (ThreadTally* tally = tally_of(thread)) {
+    const TallyInUse in_use(*tally);
+    if (count_in_tally(*tally, frames + first, depth, hash, usize, stamp)) return;
+  }
   Locked lock(g_pointers);
   t_holds_lock = true;
   std::uint32_t id = 0;
@@ -377,7 +604,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
     ++record.live_allocations;
     record.live_bytes += static_cast<std::int64_t>(usize);
     if (stamp != nullptr && id <= kMostStampedId) {
-      stamp->store(g_id_tag.load(std::memory_order_relaxed) | (id + 1), std::memory_order_relaxed);
+      stamp->store(tag_of(g_generation.load(std::memory_order_relaxed)) | (id + 1), std::memory_order_relaxed);
     } else {
       if (stamp != nullptr) stamp->store(0, std::memory_order_relaxed);  // not an earlier block's id
       g_pointers.insert(PointerEntry{key, id, pack_size(usize)});
@@ -428,13 +655,22 @@ void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexc
     }
     if (stamp == nullptr) stamp = g_stack_ids.find_by_page(key, &stamped_size);
     const std::uint32_t value = stamp != nullptr ? stamp->load(std::memory_order_relaxed) : 0;
-    const std::uint32_t tag = g_id_tag.load(std::memory_order_relaxed);
-    if (value != 0 && (value & ~kIdMask) == tag) {
+    const std::uint64_t generation = g_generation.load(std::memory_order_acquire);
+    if (value != 0 && (value & ~kIdMask) == tag_of(generation)) {
       stamp->store(0, std::memory_order_relaxed);
+      const std::uint32_t id = (value & kIdMask) - 1;
+      if (ThreadTally* tally = tally_of(thread)) {
+        const TallyInUse in_use(*tally);
+        if (TallyCounts* counts = tally_counts(*tally, epoch_of(generation), id)) {
+          add(counts->live_allocations, -1);
+          add(counts->live_bytes, -static_cast<std::int64_t>(stamped_size));
+          return;
+        }
+      }
       Locked lock(g_pointers);
       t_holds_lock = true;
       // Unless the recording was cleared since the tag was read.
-      if (g_id_tag.load(std::memory_order_relaxed) == tag) forget_block_locked((value & kIdMask) - 1, stamped_size);
+      if (g_generation.load(std::memory_order_relaxed) == generation) forget_block_locked(id, stamped_size);
       t_holds_lock = false;
       return;
     }

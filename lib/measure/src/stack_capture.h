@@ -42,9 +42,13 @@ Profile captured_profile(std::string maps_text);
 /// Forgets what was recorded.
 void clear_stack_capture() noexcept;
 
+/// One thread's share of the recording's per-stack counts (stack_capture.cpp).
+struct ThreadTally;
+
 /// What the recording keeps for one thread, beside its counters: its last
-/// stack (frame_walker.h) and its caches of the pages whose stack ids it
-/// wrote or cleared last. Owned by its thread; zero memory is a fresh one.
+/// stack (frame_walker.h), its caches of the pages whose stack ids it
+/// wrote or cleared last, and its own counts per stack. Owned by its thread
+/// (and by the next thread that takes over its slot); zero memory is a fresh one.
 struct CaptureThread {
   /// Remembered walks, one per depth of the stack at the allocation (the
   /// address of capture_alloc()'s frame picks one of kWalkMemories): a loop
@@ -55,6 +59,10 @@ struct CaptureThread {
   WalkMemory walks[kWalkMemories];
   BlockStamps::Cache id_alloc;
   BlockStamps::Cache id_free;
+  /// Counts of the blocks this thread recorded and freed, by stack, and the
+  /// stacks it met last: summed over all threads when a profile is written,
+  /// so no lock is taken per block (made on the thread's first recorded block).
+  ThreadTally* tally = nullptr;
 };
 
 /// From the counting, while g_capturing: a block of `usize` usable bytes at
