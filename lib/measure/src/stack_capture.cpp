@@ -267,9 +267,19 @@ class TallyInUse {
   ThreadTally& tally_;
 };
 
+// Word by word, not memcmp: the walk has just stored `frames` a word at a
+// time, and memcmp's wide loads of them wait for those stores to retire
+// (a quarter of `exact`'s time on the mixed workload).
+bool same_frames(void* const* a, void* const* b, int depth) noexcept {
+  for (int i = 0; i < depth; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 bool same_stack(const CapturedStack& r, std::uint64_t hash, void* const* frames, int depth) noexcept {
   return r.hash == hash && r.depth == static_cast<std::uint32_t>(depth) &&
-         std::memcmp(&g_frames[r.first_frame], frames, static_cast<std::size_t>(depth) * sizeof(void*)) == 0;
+         same_frames(&g_frames[r.first_frame], frames, depth);
 }
 
 // Under g_lock. Rebuilds the index at twice the stacks' count.
@@ -515,8 +525,7 @@ bool count_in_tally(ThreadTally& tally, void* const* frames, int depth, std::uin
   ThreadTally::CachedStack& cached = tally.cache[(hash >> 32) % kCachedStacks];
   std::uint32_t id = 0;
   if (cached.epoch == epoch_of(generation) && cached.hash == hash &&
-      cached.depth == static_cast<std::uint32_t>(depth) &&
-      std::memcmp(cached.frames, frames, static_cast<std::size_t>(depth) * sizeof(void*)) == 0) {
+      cached.depth == static_cast<std::uint32_t>(depth) && same_frames(cached.frames, frames, depth)) {
     id = cached.id;
   } else {
     {
