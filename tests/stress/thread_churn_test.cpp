@@ -75,7 +75,9 @@ TEST(ThreadChurn, AWindowThatJoinsItsThreadsCountsTheSameEveryRound) {
   std::uint64_t first_allocations = 0;
   std::uint64_t first_bytes = 0;
   for (long r = 0; r < n; ++r) {
-    ProfileScope scope{"joined", mode()};
+    ScopeOptions options{mode()};
+    options.profile_in_memory = true;
+    ProfileScope scope{"joined", options};
     std::vector<std::thread> started;
     for (int t = 0; t < 4; ++t) started.emplace_back(work, t);
     for (auto& t : started) t.join();
@@ -83,6 +85,14 @@ TEST(ThreadChurn, AWindowThatJoinsItsThreadsCountsTheSameEveryRound) {
     started.shrink_to_fit();
     auto result = scope.finish();
     ASSERT_TRUE(result) << "round " << r << ": " << result.error().message();
+    if (result->mode == Mode::exact) {
+      // The stacks' counts, summed over the threads' tallies (each round's
+      // threads take over the last round's), are the counters'.
+      ASSERT_TRUE(result->profile) << "round " << r;
+      ASSERT_EQ(result->profile->totals.accum_objects, result->allocations) << "round " << r;
+      ASSERT_EQ(result->profile->totals.accum_bytes, result->allocated_bytes) << "round " << r;
+      ASSERT_EQ(result->profile->totals.live_objects, result->live_allocations) << "round " << r;
+    }
     if (r < 2) {
       first_allocations = result->allocations;
       first_bytes = result->allocated_bytes;
