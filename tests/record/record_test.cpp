@@ -158,6 +158,23 @@ TEST(Record, ThreadsAreFollowed) {
   EXPECT_EQ(r.analysis.live_sites[0].allocations, 20u);
 }
 
+// Each thread counts into its own tally: the copy of the stacks at the peak
+// sums the tallies of threads that have exited, and frees by another thread
+// come off them.
+TEST(Record, ThePeakOfBlocksMadeByThreadsAndFreedByAnother) {
+  const Recorded r = record("record_threads_peak");
+  EXPECT_EQ(r.run.exit_code, 0) << r.run.stderr_text;
+  const RecordedProcess& p = root(r);
+  EXPECT_EQ(site(r.analysis.peak_sites, "make_part(int)").allocations, 8u);
+  EXPECT_EQ(site(r.analysis.peak_sites, "make_part(int)").bytes, 8u << 20);
+  // glibc's own blocks for the threads may add to the peak, never much.
+  EXPECT_GE(p.peak_bytes, 8u << 20);
+  EXPECT_LE(p.peak_bytes, (8u << 20) + (64u << 10));
+  EXPECT_GE(p.peak_stacks_bytes, 8u << 20);
+  EXPECT_LE(p.peak_stacks_bytes, p.peak_bytes);
+  EXPECT_LT(p.live_bytes, 64u << 10);  // the 8 MiB were freed by the main thread
+}
+
 TEST(Record, ProgramKilledBySigtermStillLeavesItsProfiles) {
   const Recorded r = record("record_sigterm");
   EXPECT_EQ(r.run.exit_code, 128 + 15) << r.run.stderr_text;

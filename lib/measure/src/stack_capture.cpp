@@ -128,13 +128,23 @@ struct PeakCounts {
   std::int64_t live_bytes;
 };
 bool g_track_peak = false;
-std::int64_t g_live_allocations = 0;
-std::int64_t g_live_bytes = 0;
-std::uint64_t g_allocations = 0;
-std::uint64_t g_allocated_bytes = 0;
-std::int64_t g_peak_bytes = 0;
-std::int64_t g_peak_copy_bytes = 0;
+// With g_track_peak: the live bytes of all stacks, changed by every count
+// (one atomic add, so each value it passes through was the heap's at some
+// instant and its highest is exact), and that highest.
+std::atomic<std::int64_t> g_live_bytes_now{0};
+std::atomic<std::int64_t> g_peak_bytes{0};
+// The copy's live bytes (read without the lock to decide on a new copy) and
+// blocks; under the lock.
+std::atomic<std::int64_t> g_peak_copy_bytes{0};
 std::int64_t g_peak_copy_allocations = 0;
+// With g_track_peak, a program whose blocks all come from one thread counts
+// them under the lock, uncontended, and follows the live bytes with plain
+// additions: a locked add per block (what the tallies need for an exact
+// peak) cost `heapgate record` 8% on one thread. Once a second thread
+// counts, every thread counts in its tally for the rest of the recording.
+// Turned on under the lock, so a count made under it before ends the old way.
+std::atomic<bool> g_peak_many_threads{false};
+std::atomic<const CaptureThread*> g_peak_first_thread{nullptr};
 MappedArray<PeakCounts> g_peak;  // by stack id; stacks interned after the copy held nothing then
 // This thread holds g_pointers' lock: a signal handler on it must not wait for it.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_holds_lock = false;
@@ -182,7 +192,7 @@ struct ThreadTally {
   // Its thread is counting in it: a signal handler's block on that thread
   // goes the locked way instead.
   bool busy = false;
-  std::uint32_t chunks_touched = 0;                // chunks [0, this) may hold counts of `epoch`
+  std::atomic<std::uint32_t> chunks_touched{0};    // chunks [0, this) may hold counts of `epoch`
   ThreadTally* next = nullptr;                     // on g_tallies; set before it is published
   std::atomic<TallyCounts*> chunks[kTallyChunks];  // by stack id / kTallyChunkStacks, mmap'd on first use
   // The stacks met last, by hash: a hit needs the same frames, so two
@@ -204,11 +214,17 @@ namespace {
 std::atomic<ThreadTally*> g_tallies{nullptr};
 
 // The calling thread's tally, made on first use; nullptr when the block
-// must be counted under the lock: no thread slot, the peak's copy is kept
-// (it needs every change under one lock), out of memory, or the tally is in
-// use below this call (a signal handler).
+// must be counted under the lock: no thread slot, out of memory, or the
+// tally is in use below this call (a signal handler).
 ThreadTally* tally_of(CaptureThread* thread) noexcept {
-  if (thread == nullptr || g_track_peak) return nullptr;
+  if (thread == nullptr) return nullptr;
+  if (g_track_peak && !g_peak_many_threads.load(std::memory_order_acquire)) {
+    const CaptureThread* first = g_peak_first_thread.load(std::memory_order_relaxed);
+    if (first == thread) return nullptr;
+    if (first == nullptr && g_peak_first_thread.compare_exchange_strong(first, thread)) return nullptr;
+    const Locked lock(g_pointers);
+    g_peak_many_threads.store(true, std::memory_order_release);
+  }
   ThreadTally* tally = thread->tally;
   if (tally == nullptr) {
     void* mem = ::mmap(nullptr, sizeof(ThreadTally), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -227,12 +243,13 @@ ThreadTally* tally_of(CaptureThread* thread) noexcept {
 // beyond a tally's range. Only the tally's thread calls this.
 TallyCounts* tally_counts(ThreadTally& tally, std::uint32_t epoch, std::uint32_t id) noexcept {
   if (tally.epoch.load(std::memory_order_relaxed) != epoch) {
-    for (std::uint32_t c = 0; c < tally.chunks_touched; ++c) {
+    const std::uint32_t touched = tally.chunks_touched.load(std::memory_order_relaxed);
+    for (std::uint32_t c = 0; c < touched; ++c) {
       if (TallyCounts* chunk = tally.chunks[c].load(std::memory_order_relaxed)) {
         std::memset(static_cast<void*>(chunk), 0, kTallyChunkStacks * sizeof(TallyCounts));
       }
     }
-    tally.chunks_touched = 0;
+    tally.chunks_touched.store(0, std::memory_order_relaxed);
     tally.epoch.store(epoch, std::memory_order_release);
   }
   const std::uint32_t c = id / kTallyChunkStacks;
@@ -245,7 +262,9 @@ TallyCounts* tally_counts(ThreadTally& tally, std::uint32_t epoch, std::uint32_t
     chunk = static_cast<TallyCounts*>(mem);
     tally.chunks[c].store(chunk, std::memory_order_release);
   }
-  if (c >= tally.chunks_touched) tally.chunks_touched = c + 1;
+  if (c >= tally.chunks_touched.load(std::memory_order_relaxed)) {
+    tally.chunks_touched.store(c + 1, std::memory_order_release);
+  }
   return &chunk[id % kTallyChunkStacks];
 }
 
@@ -337,21 +356,12 @@ void clear_locked() noexcept {
   g_stacks.release();
   g_index.release();
   g_peak.release();
-  g_live_allocations = g_live_bytes = g_peak_bytes = g_peak_copy_bytes = g_peak_copy_allocations = 0;
-  g_allocations = g_allocated_bytes = 0;
-}
-
-// Under the lock, after every allocation. A new copy only past 1/256 above
-// the last: a growing heap copies the table O(log(peak)) times, not per block.
-void note_live_locked() noexcept {
-  if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
-  if (!g_track_peak || g_live_bytes <= g_peak_copy_bytes + g_peak_copy_bytes / 256) return;
-  if (!g_peak.resize(g_stacks.size())) return;  // out of memory: the older copy stays
-  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
-    g_peak[id] = PeakCounts{g_stacks[id].live_allocations, g_stacks[id].live_bytes};
-  }
-  g_peak_copy_bytes = g_live_bytes;
-  g_peak_copy_allocations = g_live_allocations;
+  g_live_bytes_now.store(0, std::memory_order_relaxed);
+  g_peak_bytes.store(0, std::memory_order_relaxed);
+  g_peak_copy_bytes.store(0, std::memory_order_relaxed);
+  g_peak_copy_allocations = 0;
+  g_peak_many_threads.store(false, std::memory_order_relaxed);
+  g_peak_first_thread.store(nullptr, std::memory_order_relaxed);
 }
 
 std::uint64_t non_negative(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
@@ -384,28 +394,92 @@ StackSums summed_locked(std::size_t id) noexcept {
   return sums;
 }
 
-CaptureTotals totals_locked() noexcept {
-  if (!g_track_peak) {
-    // The threads' tallies hold most counts: the totals are their sums, and
-    // the peak is known only as high as what is live now.
-    CaptureTotals totals;
-    for (std::size_t id = 0; id < g_stacks.size(); ++id) {
-      const StackSums s = summed_locked(id);
-      totals.live_allocations += non_negative(s.live_allocations);
-      totals.live_bytes += non_negative(s.live_bytes);
-      totals.allocations += non_negative(s.allocations);
-      totals.allocated_bytes += non_negative(s.allocated_bytes);
-    }
-    totals.peak_bytes = std::max(totals.live_bytes, non_negative(g_peak_bytes));
-    return totals;
+// Under the lock: the copy of every stack's live counts now (summed over the
+// tallies, chunk by chunk: a stack at a time would walk every tally once per
+// stack), and its totals.
+void copy_peak_locked() noexcept {
+  if (!g_peak.resize(g_stacks.size())) return;  // out of memory: the older copy stays
+  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+    g_peak[id] = PeakCounts{g_stacks[id].live_allocations, g_stacks[id].live_bytes};
   }
-  return CaptureTotals{non_negative(g_live_allocations),
-                       non_negative(g_live_bytes),
-                       g_allocations,
-                       g_allocated_bytes,
-                       non_negative(g_peak_bytes),
-                       non_negative(g_peak_copy_bytes),
-                       non_negative(g_peak_copy_allocations)};
+  const std::uint32_t epoch = epoch_of(g_generation.load(std::memory_order_relaxed));
+  for (const ThreadTally* t = g_tallies.load(std::memory_order_acquire); t != nullptr; t = t->next) {
+    if (t->epoch.load(std::memory_order_acquire) != epoch) continue;
+    const std::uint32_t touched = t->chunks_touched.load(std::memory_order_acquire);
+    for (std::uint32_t c = 0; c < touched; ++c) {
+      const TallyCounts* counts = t->chunks[c].load(std::memory_order_acquire);
+      if (counts == nullptr) continue;
+      const std::size_t first = std::size_t{c} * kTallyChunkStacks;
+      const std::size_t end = std::min<std::size_t>(first + kTallyChunkStacks, g_stacks.size());
+      for (std::size_t id = first; id < end; ++id) {
+        g_peak[id].live_allocations += counts[id - first].live_allocations.load(std::memory_order_relaxed);
+        g_peak[id].live_bytes += counts[id - first].live_bytes.load(std::memory_order_relaxed);
+      }
+    }
+  }
+  std::int64_t bytes = 0;
+  std::int64_t allocations = 0;
+  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+    bytes += g_peak[id].live_bytes;
+    allocations += g_peak[id].live_allocations;
+  }
+  g_peak_copy_allocations = allocations;
+  g_peak_copy_bytes.store(bytes, std::memory_order_relaxed);
+}
+
+// With g_track_peak, after every count: `delta` live bytes more (or fewer).
+// A new copy only past 1/256 above the last: a growing heap copies the
+// stacks O(log(peak)) times, not per block. `locked`: the caller holds the
+// lock. With one thread the copy is the heap at one instant, the peak's
+// within 1/256. With several, the heap may change while the lock is awaited
+// and while the copy is read: the copy is made if the heap is still above
+// the last one, of the counts as they are read (process.json's
+// peak_stacks_bytes beside the exact peak_bytes says how close it came).
+void note_live(std::int64_t delta, bool locked) noexcept {
+  std::int64_t now = 0;
+  if (locked && !g_peak_many_threads.load(std::memory_order_relaxed)) {
+    // Every count is made under the lock (see g_peak_many_threads).
+    now = g_live_bytes_now.load(std::memory_order_relaxed) + delta;
+    g_live_bytes_now.store(now, std::memory_order_relaxed);
+    if (now > g_peak_bytes.load(std::memory_order_relaxed)) g_peak_bytes.store(now, std::memory_order_relaxed);
+  } else {
+    now = g_live_bytes_now.fetch_add(delta, std::memory_order_relaxed) + delta;
+    std::int64_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+    while (delta > 0 && now > peak && !g_peak_bytes.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+  if (delta <= 0) return;
+  const std::int64_t copied = g_peak_copy_bytes.load(std::memory_order_relaxed);
+  if (now <= copied + copied / 256) return;
+  if (!locked) {
+    g_pointers.lock();
+    t_holds_lock = true;
+  }
+  // Another thread may have copied a higher heap while this one waited.
+  if (g_live_bytes_now.load(std::memory_order_relaxed) > g_peak_copy_bytes.load(std::memory_order_relaxed)) {
+    copy_peak_locked();
+  }
+  if (!locked) {
+    t_holds_lock = false;
+    g_pointers.unlock();
+  }
+}
+
+CaptureTotals totals_locked() noexcept {
+  // The threads' tallies hold most counts: the totals are their sums.
+  CaptureTotals totals;
+  for (std::size_t id = 0; id < g_stacks.size(); ++id) {
+    const StackSums s = summed_locked(id);
+    totals.live_allocations += non_negative(s.live_allocations);
+    totals.live_bytes += non_negative(s.live_bytes);
+    totals.allocations += non_negative(s.allocations);
+    totals.allocated_bytes += non_negative(s.allocated_bytes);
+  }
+  // Without g_track_peak the peak is not followed: only what is live now.
+  totals.peak_bytes = std::max(totals.live_bytes, non_negative(g_peak_bytes.load(std::memory_order_relaxed)));
+  totals.peak_copy_bytes = non_negative(g_peak_copy_bytes.load(std::memory_order_relaxed));
+  totals.peak_copy_allocations = non_negative(g_peak_copy_allocations);
+  return totals;
 }
 
 // A stack's two columns in `view`.
@@ -601,8 +675,15 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
                               : g_stack_ids.find_or_add(key, usize);
   }
   if (ThreadTally* tally = tally_of(thread)) {
-    const TallyInUse in_use(*tally);
-    if (count_in_tally(*tally, frames + first, depth, hash, usize, stamp)) return;
+    bool counted = false;
+    {
+      const TallyInUse in_use(*tally);
+      counted = count_in_tally(*tally, frames + first, depth, hash, usize, stamp);
+    }
+    if (counted) {
+      if (g_track_peak) note_live(static_cast<std::int64_t>(usize), false);
+      return;
+    }
   }
   Locked lock(g_pointers);
   t_holds_lock = true;
@@ -620,11 +701,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
       g_pointers.insert(PointerEntry{key, id, pack_size(usize)});
       g_pointers_used.store(true, std::memory_order_relaxed);
     }
-    ++g_allocations;
-    g_allocated_bytes += usize;
-    ++g_live_allocations;
-    g_live_bytes += static_cast<std::int64_t>(usize);
-    note_live_locked();
+    if (g_track_peak) note_live(static_cast<std::int64_t>(usize), true);
   }  // else out of memory: the block goes unrecorded
   t_holds_lock = false;
 }
@@ -646,8 +723,7 @@ void forget_block_locked(std::uint32_t id, std::uint64_t usize) noexcept {
   const auto size = static_cast<std::int64_t>(usize);
   --record.live_allocations;
   record.live_bytes -= size;
-  --g_live_allocations;
-  g_live_bytes -= size;
+  if (g_track_peak) note_live(-size, true);
 }
 
 }  // namespace
@@ -670,10 +746,17 @@ void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexc
       stamp->store(0, std::memory_order_relaxed);
       const std::uint32_t id = (value & kIdMask) - 1;
       if (ThreadTally* tally = tally_of(thread)) {
-        const TallyInUse in_use(*tally);
-        if (TallyCounts* counts = tally_counts(*tally, epoch_of(generation), id)) {
-          add(counts->live_allocations, -1);
-          add(counts->live_bytes, -static_cast<std::int64_t>(stamped_size));
+        bool counted = false;
+        {
+          const TallyInUse in_use(*tally);
+          if (TallyCounts* counts = tally_counts(*tally, epoch_of(generation), id)) {
+            add(counts->live_allocations, -1);
+            add(counts->live_bytes, -static_cast<std::int64_t>(stamped_size));
+            counted = true;
+          }
+        }
+        if (counted) {
+          if (g_track_peak) note_live(-static_cast<std::int64_t>(stamped_size), false);
           return;
         }
       }

@@ -78,10 +78,10 @@ void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexc
 /// Whole-process recording (`heapgate record`, recording.cpp) also keeps the
 /// stacks that hold memory at the peak: whenever the live bytes of all
 /// stacks pass the last copy's total by more than 1/256, the per-stack live
-/// counts are copied, so the copy is within 0.4% of the true peak. Every
-/// block is then counted under one lock (no per-thread tallies), which the
-/// copy needs. Off for ProfileScope, which has no use for it. Set before
-/// begin_stack_capture().
+/// counts are copied, so the copy is within 0.4% of the true peak (with one
+/// thread; with several, the copy sums the threads' tallies as they are read,
+/// while they go on). Off for ProfileScope, which has no use for it. Set
+/// before begin_stack_capture().
 void track_peak_stacks(bool on) noexcept;
 
 /// What the recording holds now, summed over its stacks.
@@ -91,7 +91,7 @@ struct CaptureTotals {
   std::uint64_t allocations = 0;
   std::uint64_t allocated_bytes = 0;
   /// The highest live_bytes reached: exact with track_peak_stacks(true) (every
-  /// change is made under one lock); else only the live bytes now.
+  /// change goes through one atomic sum); else only the live bytes now.
   std::uint64_t peak_bytes = 0;
   /// live_bytes of the stacks copied at the peak (peak_bytes / 1.004 or more).
   std::uint64_t peak_copy_bytes = 0;
