@@ -91,7 +91,8 @@ struct CaptureTotals {
   std::uint64_t allocations = 0;
   std::uint64_t allocated_bytes = 0;
   /// The highest live_bytes reached: exact with track_peak_stacks(true) (every
-  /// change goes through one atomic sum); else only the live bytes now.
+  /// change goes into one total, under the lock or by an atomic add); else
+  /// only the live bytes now.
   std::uint64_t peak_bytes = 0;
   /// live_bytes of the stacks copied at the peak (peak_bytes / 1.004 or more).
   std::uint64_t peak_copy_bytes = 0;
