@@ -216,25 +216,36 @@ std::atomic<ThreadTally*> g_tallies{nullptr};
 // The calling thread's tally, made on first use; nullptr when the block
 // must be counted under the lock: no thread slot, out of memory, or the
 // tally is in use below this call (a signal handler).
-ThreadTally* tally_of(CaptureThread* thread) noexcept {
+// A new tally for `thread`, on the list; nullptr when out of memory.
+__attribute__((noinline, cold)) ThreadTally* new_tally(CaptureThread* thread) noexcept {
+  void* mem = ::mmap(nullptr, sizeof(ThreadTally), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return nullptr;
+  auto* tally = new (mem) ThreadTally;
+  tally->next = g_tallies.load(std::memory_order_relaxed);
+  while (!g_tallies.compare_exchange_weak(tally->next, tally, std::memory_order_release, std::memory_order_relaxed)) {
+  }
+  thread->tally = tally;
+  return tally;
+}
+
+// With g_track_peak while one thread has counted: whether `thread` is
+// another, which turns the tallies on for good.
+__attribute__((noinline)) bool second_thread_counts(const CaptureThread* thread) noexcept {
+  const CaptureThread* first = g_peak_first_thread.load(std::memory_order_relaxed);
+  if (first == thread) return false;
+  if (first == nullptr && g_peak_first_thread.compare_exchange_strong(first, thread)) return false;
+  const Locked lock(g_pointers);
+  g_peak_many_threads.store(true, std::memory_order_release);
+  return true;
+}
+
+__attribute__((always_inline)) inline ThreadTally* tally_of(CaptureThread* thread) noexcept {
   if (thread == nullptr) return nullptr;
-  if (g_track_peak && !g_peak_many_threads.load(std::memory_order_acquire)) {
-    const CaptureThread* first = g_peak_first_thread.load(std::memory_order_relaxed);
-    if (first == thread) return nullptr;
-    if (first == nullptr && g_peak_first_thread.compare_exchange_strong(first, thread)) return nullptr;
-    const Locked lock(g_pointers);
-    g_peak_many_threads.store(true, std::memory_order_release);
+  if (g_track_peak && !g_peak_many_threads.load(std::memory_order_acquire) && !second_thread_counts(thread)) {
+    return nullptr;
   }
   ThreadTally* tally = thread->tally;
-  if (tally == nullptr) {
-    void* mem = ::mmap(nullptr, sizeof(ThreadTally), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) return nullptr;
-    tally = new (mem) ThreadTally;
-    tally->next = g_tallies.load(std::memory_order_relaxed);
-    while (!g_tallies.compare_exchange_weak(tally->next, tally, std::memory_order_release, std::memory_order_relaxed)) {
-    }
-    thread->tally = tally;
-  }
+  if (tally == nullptr && (tally = new_tally(thread)) == nullptr) return nullptr;
   return tally->busy ? nullptr : tally;
 }
 
@@ -287,9 +298,9 @@ class TallyInUse {
   ThreadTally& tally_;
 };
 
-// Word by word, not memcmp: the walk has just stored `frames` a word at a
-// time, and memcmp's wide loads of them wait for those stores to retire
-// (a quarter of `exact`'s time on the mixed workload).
+// Word by word, not memcmp, outside the lock: the walk has just stored
+// `frames` a word at a time, and memcmp's wide loads of them wait for those
+// stores to retire (a quarter of `exact`'s time on the mixed workload).
 bool same_frames(void* const* a, void* const* b, int depth) noexcept {
   for (int i = 0; i < depth; ++i) {
     if (a[i] != b[i]) return false;
@@ -297,9 +308,11 @@ bool same_frames(void* const* a, void* const* b, int depth) noexcept {
   return true;
 }
 
+// Under the lock, whose taking waited for the walk's stores: memcmp's wide
+// loads find them in the cache, and on deep stacks it is the quicker.
 bool same_stack(const CapturedStack& r, std::uint64_t hash, void* const* frames, int depth) noexcept {
   return r.hash == hash && r.depth == static_cast<std::uint32_t>(depth) &&
-         same_frames(&g_frames[r.first_frame], frames, depth);
+         std::memcmp(&g_frames[r.first_frame], frames, static_cast<std::size_t>(depth) * sizeof(void*)) == 0;
 }
 
 // Under g_lock. Rebuilds the index at twice the stacks' count.
@@ -435,7 +448,7 @@ void copy_peak_locked() noexcept {
 // and while the copy is read: the copy is made if the heap is still above
 // the last one, of the counts as they are read (process.json's
 // peak_stacks_bytes beside the exact peak_bytes says how close it came).
-void note_live(std::int64_t delta, bool locked) noexcept {
+__attribute__((always_inline)) inline void note_live(std::int64_t delta, bool locked) noexcept {
   std::int64_t now = 0;
   if (locked && !g_peak_many_threads.load(std::memory_order_relaxed)) {
     // Every count is made under the lock (see g_peak_many_threads).
