@@ -6,8 +6,7 @@
 if(NOT TARGET heapgate_cli)
   return()
 endif()
-set(_record_programs record_leak record_spike record_fork record_threads record_threads_peak record_sigterm
-                     record_growth)
+set(_record_programs record_leak record_spike record_fork record_threads record_sigterm record_growth)
 foreach(program IN LISTS _record_programs)
   add_executable(${program} record/${program}.cpp)
   target_link_libraries(${program} PRIVATE Threads::Threads)

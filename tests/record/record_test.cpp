@@ -162,7 +162,7 @@ TEST(Record, ThreadsAreFollowed) {
 // sums the tallies of threads that have exited, and frees by another thread
 // come off them.
 TEST(Record, ThePeakOfBlocksMadeByThreadsAndFreedByAnother) {
-  const Recorded r = record("record_threads_peak");
+  const Recorded r = record("record_threads", {}, {"peak"});
   EXPECT_EQ(r.run.exit_code, 0) << r.run.stderr_text;
   const RecordedProcess& p = root(r);
   EXPECT_EQ(site(r.analysis.peak_sites, "make_part(int)").allocations, 8u);
