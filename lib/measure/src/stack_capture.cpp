@@ -121,8 +121,7 @@ std::atomic<bool> g_pointers_used{false};  // g_pointers may hold a block of thi
 MappedArray<void*> g_frames;
 MappedArray<CapturedStack> g_stacks;
 MappedArray<std::uint32_t> g_index;  // open addressing over g_stacks: id + 1, 0 = empty
-// The recording's totals and the copy of its live counts at the peak
-// (track_peak_stacks), all under g_pointers' lock.
+// The copy of the stacks' live counts at the peak (track_peak_stacks).
 struct PeakCounts {
   std::int64_t live_allocations;
   std::int64_t live_bytes;
@@ -146,6 +145,15 @@ std::int64_t g_peak_copy_allocations = 0;
 std::atomic<bool> g_peak_many_threads{false};
 std::atomic<const CaptureThread*> g_peak_first_thread{nullptr};
 MappedArray<PeakCounts> g_peak;  // by stack id; stacks interned after the copy held nothing then
+// A stack's counts in this recording: those counted under the lock plus
+// every thread's tally.
+struct StackSums {
+  std::int64_t allocations;
+  std::int64_t allocated_bytes;
+  std::int64_t live_allocations;
+  std::int64_t live_bytes;
+};
+MappedArray<StackSums> g_sums;  // by stack id, as sum_stacks_locked() left them
 // This thread holds g_pointers' lock: a signal handler on it must not wait for it.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_holds_lock = false;
 
@@ -213,9 +221,6 @@ namespace {
 // alloc_counting.cpp, and the slot goes to the next thread when its thread exits.
 std::atomic<ThreadTally*> g_tallies{nullptr};
 
-// The calling thread's tally, made on first use; nullptr when the block
-// must be counted under the lock: no thread slot, out of memory, or the
-// tally is in use below this call (a signal handler).
 // A new tally for `thread`, on the list; nullptr when out of memory.
 __attribute__((noinline, cold)) ThreadTally* new_tally(CaptureThread* thread) noexcept {
   void* mem = ::mmap(nullptr, sizeof(ThreadTally), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -239,6 +244,10 @@ __attribute__((noinline)) bool second_thread_counts(const CaptureThread* thread)
   return true;
 }
 
+// The calling thread's tally, made on first use; nullptr when the block
+// must be counted under the lock: no thread slot, `heapgate record` while
+// one thread counts, out of memory, or the tally is in use below this call
+// (a signal handler).
 __attribute__((always_inline)) inline ThreadTally* tally_of(CaptureThread* thread) noexcept {
   if (thread == nullptr) return nullptr;
   if (g_track_peak && !g_peak_many_threads.load(std::memory_order_acquire) && !second_thread_counts(thread)) {
@@ -369,6 +378,7 @@ void clear_locked() noexcept {
   g_stacks.release();
   g_index.release();
   g_peak.release();
+  g_sums.release();
   g_live_bytes_now.store(0, std::memory_order_relaxed);
   g_peak_bytes.store(0, std::memory_order_relaxed);
   g_peak_copy_bytes.store(0, std::memory_order_relaxed);
@@ -379,41 +389,16 @@ void clear_locked() noexcept {
 
 std::uint64_t non_negative(std::int64_t v) noexcept { return v > 0 ? static_cast<std::uint64_t>(v) : 0; }
 
-// Under the lock: stack `id`'s counts, those counted under the lock and every
-// thread's tally of this recording.
-struct StackSums {
-  std::int64_t allocations;
-  std::int64_t allocated_bytes;
-  std::int64_t live_allocations;
-  std::int64_t live_bytes;
-};
-StackSums summed_locked(std::size_t id) noexcept {
-  const CapturedStack& r = g_stacks[id];
-  StackSums sums{static_cast<std::int64_t>(r.allocations), static_cast<std::int64_t>(r.allocated_bytes),
-                 r.live_allocations, r.live_bytes};
-  const std::size_t chunk = id / kTallyChunkStacks;
-  if (chunk >= kTallyChunks) return sums;
-  const std::uint32_t epoch = epoch_of(g_generation.load(std::memory_order_relaxed));
-  for (const ThreadTally* t = g_tallies.load(std::memory_order_acquire); t != nullptr; t = t->next) {
-    if (t->epoch.load(std::memory_order_acquire) != epoch) continue;
-    const TallyCounts* counts = t->chunks[chunk].load(std::memory_order_acquire);
-    if (counts == nullptr) continue;
-    const TallyCounts& c = counts[id % kTallyChunkStacks];
-    sums.allocations += c.allocations.load(std::memory_order_relaxed);
-    sums.allocated_bytes += c.allocated_bytes.load(std::memory_order_relaxed);
-    sums.live_allocations += c.live_allocations.load(std::memory_order_relaxed);
-    sums.live_bytes += c.live_bytes.load(std::memory_order_relaxed);
-  }
-  return sums;
-}
-
-// Under the lock: the copy of every stack's live counts now (summed over the
-// tallies, chunk by chunk: a stack at a time would walk every tally once per
-// stack), and its totals.
-void copy_peak_locked() noexcept {
-  if (!g_peak.resize(g_stacks.size())) return;  // out of memory: the older copy stays
+// Under the lock: every stack's sums into g_sums, tally by tally and chunk
+// by chunk (each tally's memory read in order, once); false when out of
+// memory. The tallies are read as they are: a thread still counting may
+// change them meanwhile.
+bool sum_stacks_locked() noexcept {
+  if (!g_sums.resize(g_stacks.size())) return false;
   for (std::size_t id = 0; id < g_stacks.size(); ++id) {
-    g_peak[id] = PeakCounts{g_stacks[id].live_allocations, g_stacks[id].live_bytes};
+    const CapturedStack& r = g_stacks[id];
+    g_sums[id] = StackSums{static_cast<std::int64_t>(r.allocations), static_cast<std::int64_t>(r.allocated_bytes),
+                           r.live_allocations, r.live_bytes};
   }
   const std::uint32_t epoch = epoch_of(g_generation.load(std::memory_order_relaxed));
   for (const ThreadTally* t = g_tallies.load(std::memory_order_acquire); t != nullptr; t = t->next) {
@@ -425,16 +410,28 @@ void copy_peak_locked() noexcept {
       const std::size_t first = std::size_t{c} * kTallyChunkStacks;
       const std::size_t end = std::min<std::size_t>(first + kTallyChunkStacks, g_stacks.size());
       for (std::size_t id = first; id < end; ++id) {
-        g_peak[id].live_allocations += counts[id - first].live_allocations.load(std::memory_order_relaxed);
-        g_peak[id].live_bytes += counts[id - first].live_bytes.load(std::memory_order_relaxed);
+        const TallyCounts& k = counts[id - first];
+        StackSums& sum = g_sums[id];
+        sum.allocations += k.allocations.load(std::memory_order_relaxed);
+        sum.allocated_bytes += k.allocated_bytes.load(std::memory_order_relaxed);
+        sum.live_allocations += k.live_allocations.load(std::memory_order_relaxed);
+        sum.live_bytes += k.live_bytes.load(std::memory_order_relaxed);
       }
     }
   }
+  return true;
+}
+
+// Under the lock: the copy of every stack's live counts now, and its totals.
+void copy_peak_locked() noexcept {
+  // Out of memory: the older copy stays.
+  if (!sum_stacks_locked() || !g_peak.resize(g_stacks.size())) return;
   std::int64_t bytes = 0;
   std::int64_t allocations = 0;
   for (std::size_t id = 0; id < g_stacks.size(); ++id) {
-    bytes += g_peak[id].live_bytes;
-    allocations += g_peak[id].live_allocations;
+    g_peak[id] = PeakCounts{g_sums[id].live_allocations, g_sums[id].live_bytes};
+    bytes += g_sums[id].live_bytes;
+    allocations += g_sums[id].live_allocations;
   }
   g_peak_copy_allocations = allocations;
   g_peak_copy_bytes.store(bytes, std::memory_order_relaxed);
@@ -478,11 +475,11 @@ __attribute__((always_inline)) inline void note_live(std::int64_t delta, bool lo
   }
 }
 
+// Under the lock, after sum_stacks_locked().
 CaptureTotals totals_locked() noexcept {
-  // The threads' tallies hold most counts: the totals are their sums.
   CaptureTotals totals;
   for (std::size_t id = 0; id < g_stacks.size(); ++id) {
-    const StackSums s = summed_locked(id);
+    const StackSums& s = g_sums[id];
     totals.live_allocations += non_negative(s.live_allocations);
     totals.live_bytes += non_negative(s.live_bytes);
     totals.allocations += non_negative(s.allocations);
@@ -495,16 +492,16 @@ CaptureTotals totals_locked() noexcept {
   return totals;
 }
 
-// A stack's two columns in `view`.
+// A stack's two columns in `view`; after sum_stacks_locked().
 Counts view_counts(CaptureView view, std::size_t id) noexcept {
   switch (view) {
     case CaptureView::live: {
-      const StackSums r = summed_locked(id);
+      const StackSums& r = g_sums[id];
       return Counts{non_negative(r.live_allocations), non_negative(r.live_bytes), non_negative(r.allocations),
                     non_negative(r.allocated_bytes)};
     }
     case CaptureView::allocations: {
-      const StackSums r = summed_locked(id);
+      const StackSums& r = g_sums[id];
       return Counts{non_negative(r.allocations), non_negative(r.allocated_bytes), non_negative(r.allocations),
                     non_negative(r.allocated_bytes)};
     }
@@ -529,7 +526,8 @@ void put_counts(RawWriter& out, const Counts& c) noexcept {
   out.put("]\n");
 }
 
-// Under the lock: the profile write_profile() would write for these counts.
+// Under the lock, after sum_stacks_locked(): the profile write_profile()
+// would write for these counts.
 bool write_view_locked(int fd, CaptureView view) noexcept {
   RawWriter out(fd);
   Counts total;
@@ -799,8 +797,9 @@ bool write_capture_view(int fd, CaptureView view, int lock_wait_ms, CaptureTotal
   // this thread's to read, and waiting would never end.
   const bool take = !t_holds_lock;
   if (take && !lock_within(lock_wait_ms)) return false;
-  if (totals != nullptr) *totals = totals_locked();
-  const bool ok = write_view_locked(fd, view);
+  const bool summed = sum_stacks_locked();
+  if (summed && totals != nullptr) *totals = totals_locked();
+  const bool ok = summed && write_view_locked(fd, view);
   if (take) g_pointers.unlock();
   return ok;
 }
@@ -811,6 +810,7 @@ Profile captured_profile(std::string maps_text) {
   profile.maps_text = std::move(maps_text);
   {
     Locked lock(g_pointers);
+    if (!sum_stacks_locked()) throw std::bad_alloc();
     profile.stacks.reserve(g_stacks.size());
     for (std::size_t id = 0; id < g_stacks.size(); ++id) {
       const CapturedStack& r = g_stacks[id];
