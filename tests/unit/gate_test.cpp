@@ -1282,6 +1282,34 @@ TEST(ThreadedInParts, OtherThreadsMayTakeMoreOfTheWorkTheOwnThreadStaysExact) {
       Verdict::improved);
 }
 
+TEST(ThreadedInParts, ThePeakMayHoldAnyOfThisRunsOtherThreadsBytesToo) {
+  // marl's BoundedPool_ConcurrentBorrow/2 with two workers: the same peak in
+  // its three recorded runs, its workers' 13 blocks (5,120 bytes) at most.
+  BaselineEntry e;
+  e.mode = Mode::counters;
+  e.metrics = Metrics{10879, 779392, 0, 0, 769312};
+  e.noise = NoiseBand{3, Metrics{10879, 779392, 0, 0, 769312}, Metrics{10889, 784512, 0, 0, 769312}};
+  e.other_threads = ThreadShare{13, 5120, 243};
+  e.own_thread = OwnThreadBand{{10875, 778880}, {10876, 779392}};
+  const AllocationCount own{10871, 767616};
+  auto judged = [&](const ThreadShare& others, std::uint64_t peak) {
+    return compare_to_baseline(total(own, others, peak), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
+                               &others);
+  };
+  // A run whose workers made 8,192 bytes peaked 6,144 lower: scheduling.
+  const ThreadShare busier{19, 8192, 346};
+  const Comparison lower = judged(busier, 769312 - 6144);
+  EXPECT_EQ(lower.verdict, Verdict::pass) << lower.explanation;
+  // Up to all of this run's 8,192 bytes either way, not one byte more.
+  EXPECT_EQ(judged(busier, 769312 + 8192).verdict, Verdict::pass);
+  EXPECT_EQ(judged(busier, 769312 + 8193).verdict, Verdict::regressed);
+  EXPECT_EQ(judged(busier, 769312 - 8193).verdict, Verdict::improved);
+  // Workers that made less than recorded leave the recorded 5,120.
+  const ThreadShare quieter{5, 2048, 100};
+  EXPECT_EQ(judged(quieter, 769312 - 5120).verdict, Verdict::pass);
+  EXPECT_EQ(judged(quieter, 769312 - 6144).verdict, Verdict::improved);
+}
+
 TEST(ThreadedInParts, AFreshRunConfirmsOrClearsByItsOwnSplit) {
   const BaselineEntry e = four_workers();
   const ThreadShare busy{180, 51440, 12};
