@@ -255,6 +255,10 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   }
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
   if (in_parts && c.verdict != Verdict::pass) {
+    c.explanation += " Its other threads made " + std::to_string(current_other_threads->allocations) +
+                     " allocations (" + std::to_string(current_other_threads->bytes) + " bytes), at most " +
+                     std::to_string(baseline->other_threads.allocations) + " (" +
+                     std::to_string(baseline->other_threads.bytes) + " bytes) when recorded.";
     c.explanation +=
         " Other threads ran in it, so allocations and allocated_bytes are gated on its own thread's part: within "
         "what it made when recorded, the tolerance and what scheduling may move (1% of the other threads' part, at "
