@@ -27,8 +27,13 @@ ChildTests child_tests(const std::string& names, const std::string& run_filter) 
 }
 
 bool may_vary(const TestRecord& record) {
-  return !record.other_threads.empty() && record.mode != Mode::sampled && record.mode != Mode::off &&
-         !record.gtest_failed && record.interrupted == Interruption::none;
+  // A test whose only company was its own thread's waits and that allocated
+  // nothing has no count the timing moved: it is not run again for it.
+  const ThreadShare& share = record.other_threads;
+  const bool only_waited = share.allocations == 0 && share.switches == 0;
+  if (only_waited && record.metrics.allocations == 0) return false;
+  return !share.empty() && record.mode != Mode::sampled && record.mode != Mode::off && !record.gtest_failed &&
+         record.interrupted == Interruption::none;
 }
 
 std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, const std::string& run_filter,

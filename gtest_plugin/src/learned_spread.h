@@ -30,7 +30,8 @@ inline constexpr int kLearnedRuns = 2;
 inline constexpr double kCheapSpreadMilliseconds = 2000;
 inline constexpr int kCheapLearnedRuns = 8;
 
-/// Other threads allocated while the test ran: its counts may depend on timing.
+/// Other threads allocated or ran while the test ran, or its own thread
+/// waited (and it allocated): its counts may depend on timing.
 bool may_vary(const TestRecord& record);
 
 /// Which tests a child of a recording runs: `names` (joined by ':') when

@@ -62,7 +62,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     } else if (dumps && run_->keeper().ready()) {
       scope_options.profile_path = run_->keeper().new_path(file_stem_of(full_name(info)));
     }
-    switches_at_start_ = other_thread_switches();
+    switches_at_start_ = context_switches();
     scope_.emplace(full_name(info), std::move(scope_options));
     // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
     detail::skip_next_allocation();
@@ -78,11 +78,13 @@ class Listener : public ::testing::EmptyTestEventListener {
     if (growth_ && scope_ && !growth_->after_run(*scope_, iteration_)) return;
     std::optional<Result<ScopeResult>> measured;
     std::uint64_t fixture_bytes = 0;
-    std::uint64_t switches = 0;
+    ContextSwitches switches;
     if (scope_) {
       measured.emplace(scope_->finish());
-      const std::uint64_t switches_now = other_thread_switches();
-      switches = switches_now > switches_at_start_ ? switches_now - switches_at_start_ : 0;
+      const ContextSwitches now = context_switches();
+      auto grew = [](std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; };
+      switches = ContextSwitches{grew(switches_at_start_.other_threads, now.other_threads),
+                                 grew(switches_at_start_.own_waits, now.own_waits)};
       scope_.reset();
       fixture_bytes = detail::take_skipped_bytes();
     }
@@ -106,7 +108,8 @@ class Listener : public ::testing::EmptyTestEventListener {
       return;
     }
     add_measurement(record, **measured, run_->gtest_overhead(), fixture_bytes);
-    record.other_threads.switches = switches;
+    record.other_threads.switches = switches.other_threads;
+    record.other_threads.own_waits = switches.own_waits;
     if (growth_) record.growth = growth_->take();
     if (suite_) {
       suite_->judge(std::move(record), (*measured)->counting_window);
@@ -154,7 +157,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   std::optional<GrowthChild> growth_;
   std::optional<ProfileScope> scope_;
   std::chrono::steady_clock::time_point test_started_{};
-  std::uint64_t switches_at_start_ = 0;
+  ContextSwitches switches_at_start_;
   int iteration_ = 0;
 };
 

@@ -39,14 +39,14 @@ TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double dur
   return record;
 }
 
-std::uint64_t other_thread_switches() noexcept {
+ContextSwitches context_switches() noexcept {
   struct rusage process {};
   struct rusage thread {};
-  if (::getrusage(RUSAGE_SELF, &process) != 0 || ::getrusage(RUSAGE_THREAD, &thread) != 0) return 0;
+  if (::getrusage(RUSAGE_SELF, &process) != 0 || ::getrusage(RUSAGE_THREAD, &thread) != 0) return {};
   const auto all = static_cast<std::uint64_t>(process.ru_nvcsw) + static_cast<std::uint64_t>(process.ru_nivcsw);
   const auto own = static_cast<std::uint64_t>(thread.ru_nvcsw) + static_cast<std::uint64_t>(thread.ru_nivcsw) +
                    guard_thread_switches();
-  return all > own ? all - own : 0;
+  return ContextSwitches{all > own ? all - own : 0, static_cast<std::uint64_t>(thread.ru_nvcsw)};
 }
 
 TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record) {

@@ -20,11 +20,18 @@ std::string full_name(const ::testing::TestInfo& info);
 /// place, time, budgets and whether GoogleTest failed it.
 TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double duration_ms);
 
-/// How often threads other than the calling one have been switched in or
-/// out so far (the process' context switches, finished threads included,
-/// less the calling thread's): when it grows across a test, other threads
-/// ran during it. Two getrusage() calls.
-std::uint64_t other_thread_switches() noexcept;
+/// Context switches so far, from two getrusage() calls.
+struct ContextSwitches {
+  /// Threads other than the calling one switched in or out (the process'
+  /// switches, finished threads included, less the calling thread's): when
+  /// it grows across a test, other threads ran during it.
+  std::uint64_t other_threads = 0;
+  /// The calling thread gave up the processor to wait (its voluntary
+  /// switches): when it grows across a test, the test waited (a timer, I/O,
+  /// a lock) and its timing reached what it did.
+  std::uint64_t own_waits = 0;
+};
+ContextSwitches context_switches() noexcept;
 
 /// The record of a test that skipped itself (GTEST_SKIP()): verdict
 /// `skipped`, nothing measured, GoogleTest's skip message in the message.

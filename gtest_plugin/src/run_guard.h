@@ -51,7 +51,7 @@ void guard_test_ended();
 void guard_exit_status(int code);
 
 /// The watchdog thread's own context switches so far (0 without one), the
-/// sleep it is in or about to enter included: what other_thread_switches()
+/// sleep it is in or about to enter included: what context_switches()
 /// leaves out, since the watchdog wakes every 250 ms whatever the test does.
 std::uint64_t guard_thread_switches() noexcept;
 

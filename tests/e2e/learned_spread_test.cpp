@@ -82,6 +82,9 @@ TEST_F(LearnedSpread, TheRecordingRunLearnsWhatVariesAndLaterRunsPassUntilAPlant
   EXPECT_FALSE(baseline->tests.at("Threaded.Steady").noise);
   // Never sampled: no other thread allocated in it.
   EXPECT_FALSE(baseline->tests.at("Single.Fixed").noise);
+  // A test that slept is recorded as exposed to timing: its own thread waited.
+  EXPECT_GE(baseline->tests.at("Single.Sleeps").other_threads.own_waits, 1u);
+  EXPECT_EQ(baseline->tests.at("Single.Sleeps").other_threads.allocations, 0u);
 
   // The evidence is in the report: the samples beside the run's own measurement.
   auto report = read_report(dir_ + "/report-1/threaded_suite.json");

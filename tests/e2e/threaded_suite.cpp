@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <thread>
 
@@ -40,6 +41,13 @@ TEST(Threaded, Steady) {
 }
 
 TEST(Single, Fixed) { allocate_and_free(3); }
+
+// No other thread, but its own thread waits (a sleep): as exposed to timing
+// as a test with company, and recorded so (other_threads.own_waits).
+TEST(Single, Sleeps) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  allocate_and_free(2);
+}
 
 // Allocates nothing, and appends a byte to QUIET_RUNS_FILE each time it runs
 // (with write(2), which allocates nothing either): a test without

@@ -1175,6 +1175,46 @@ TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
   EXPECT_EQ(to_json(one).find("other_threads"), std::string::npos);
 }
 
+TEST(SchedulingAllowance, ATestThatWaitedGetsTwoBlocksAndKeepsItsWaitsInFiles) {
+  // marl's EventWaitUntilTimeTaken in its single-threaded mode: 1,000 fibers
+  // on one thread each wait 10 ms on a timer. No other thread runs, yet on
+  // a busy machine some runs make one 160-byte block more.
+  BaselineEntry waited = entry(7145);
+  waited.metrics.allocated_bytes = 82539248;
+  waited.metrics.peak_bytes = 82396224;
+  waited.other_threads.own_waits = 1000;
+  Metrics one_more = waited.metrics;
+  one_more.allocations += 1;
+  one_more.allocated_bytes += 160;
+  EXPECT_EQ(compare_to_baseline(one_more, &waited, Tolerances::strict()).verdict, Verdict::pass);
+  Metrics three_more = one_more;
+  three_more.allocations += 2;
+  const Comparison three = compare_to_baseline(three_more, &waited, Tolerances::strict());
+  EXPECT_EQ(three.verdict, Verdict::regressed);
+  EXPECT_NE(three.explanation.find("No other thread ran in it, but its own thread waited 1000 times when recorded"),
+            std::string::npos)
+      << three.explanation;
+  // A test that never waited stays exact.
+  BaselineEntry still = waited;
+  still.other_threads = ThreadShare{};
+  EXPECT_EQ(compare_to_baseline(one_more, &still, Tolerances::strict()).verdict, Verdict::regressed);
+
+  // Runs, reports and baselines keep the waits (the most over the runs).
+  Report one = one_test_run(metrics(100), ThreadShare{0, 0, 0, 7});
+  Report two = one;
+  two.tests[0].other_threads.own_waits = 12;
+  EXPECT_EQ(calibrated_entries({one, two}).at("S.T").other_threads, (ThreadShare{0, 0, 0, 12}));
+  auto report = parse_report_json(to_json(one), "r.json");
+  ASSERT_TRUE(report) << report.error().message();
+  EXPECT_EQ(report->tests[0].other_threads, (ThreadShare{0, 0, 0, 7}));
+  Baseline b;
+  b.binary = "b";
+  write_run_into(b, one, BaselineWriteRules{}).update;
+  auto reread = parse_baseline_json(to_json(b), "b.json");
+  ASSERT_TRUE(reread) << reread.error().message();
+  EXPECT_EQ(reread->tests.at("S.T").other_threads, (ThreadShare{0, 0, 0, 7}));
+}
+
 // The CI templates' sample: four workers share 64 lines, and how many map
 // nodes each makes depends on which lines it took. Its own thread made 170
 // allocations in every run; its other threads 93-135 over 200 runs, and up

@@ -333,18 +333,22 @@ json call_sites_to_json(const std::vector<CallSite>& sites) {
 json thread_share_to_json(const ThreadShare& share) {
   json out{{"allocations", share.allocations}, {"bytes", share.bytes}};
   if (share.switches > 0) out["switches"] = share.switches;
+  if (share.own_waits > 0) out["own_waits"] = share.own_waits;
   return out;
 }
 
 ThreadShare read_thread_share(JsonReader& r, const json& value, const std::string& pointer) {
   ThreadShare out;
   if (!r.object(value, pointer)) return out;
-  r.only_keys(value, pointer, {"allocations", "bytes", "switches"});
+  r.only_keys(value, pointer, {"allocations", "bytes", "switches", "own_waits"});
   if (const json* f = r.member(value, pointer, "allocations", true))
     out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
   if (const json* f = r.member(value, pointer, "bytes", true)) out.bytes = r.u64(*f, pointer_append(pointer, "bytes"));
   if (const json* f = r.member(value, pointer, "switches", false)) {
     out.switches = r.u64(*f, pointer_append(pointer, "switches"));
+  }
+  if (const json* f = r.member(value, pointer, "own_waits", false)) {
+    out.own_waits = r.u64(*f, pointer_append(pointer, "own_waits"));
   }
   return out;
 }

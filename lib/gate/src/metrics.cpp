@@ -178,7 +178,7 @@ std::string estimate_interval(std::uint64_t value, std::uint64_t standard_error)
 }
 
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
-  return a.allocations == b.allocations && a.bytes == b.bytes && a.switches == b.switches;
+  return a.allocations == b.allocations && a.bytes == b.bytes && a.switches == b.switches && a.own_waits == b.own_waits;
 }
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
 
@@ -186,6 +186,7 @@ void keep_most(ThreadShare& most, const ThreadShare& seen) noexcept {
   most.allocations = std::max(most.allocations, seen.allocations);
   most.bytes = std::max(most.bytes, seen.bytes);
   most.switches = std::max(most.switches, seen.switches);
+  most.own_waits = std::max(most.own_waits, seen.own_waits);
 }
 
 bool operator==(const Measurement& a, const Measurement& b) noexcept {

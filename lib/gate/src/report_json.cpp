@@ -517,6 +517,7 @@ void write_thread_share(CompactJson& w, const ThreadShare& share) {
   w.open('{');
   w.key("allocations").u64(share.allocations);
   w.key("bytes").u64(share.bytes);
+  if (share.own_waits > 0) w.key("own_waits").u64(share.own_waits);
   if (share.switches > 0) w.key("switches").u64(share.switches);
   w.close('}');
 }
