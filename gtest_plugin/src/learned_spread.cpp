@@ -75,7 +75,8 @@ SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request
 void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples& samples, std::chrono::seconds budget) {
   if (!samples.report) {
     std::fprintf(stderr,
-                 "heapgate: the spread of %zu tests other threads allocated in or ran during was not learned: %s\n",
+                 "heapgate: the spread of %zu tests other threads allocated in or ran during (or that waited) was not "
+                 "learned: %s\n",
                  request.tests, samples.report.error().message().c_str());
     return;
   }
@@ -100,12 +101,12 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
       }
     }
   }
-  std::fprintf(
-      stderr,
-      "heapgate: learned the spread of %zu tests other threads allocated in or ran during (%d more runs each%s): "
-      "%zu varied, and their baseline entries keep the band\n",
-      request.tests, request.wanted,
-      request.runs_elsewhere > 0 ? ", one of them the exact run that recorded the call sites" : "", varied);
+  std::fprintf(stderr,
+               "heapgate: learned the spread of %zu tests other threads allocated in or ran during, or that waited (%d "
+               "more runs each%s): "
+               "%zu varied, and their baseline entries keep the band\n",
+               request.tests, request.wanted,
+               request.runs_elsewhere > 0 ? ", one of them the exact run that recorded the call sites" : "", varied);
   if (short_of_runs > 0) {
     const sys::ProcessResult& outcome = samples.outcome;
     std::string why = outcome.timed_out ? "stopped after its budget of " + std::to_string(budget.count()) + " s"
