@@ -1089,6 +1089,15 @@ TEST(LearnedSpread, CountsThatFollowTimingAreShownNotGatedButLeaksStillAre) {
   EXPECT_FALSE(timing_bound(band));
 }
 
+// `m` with `blocks` more allocations of `block_bytes` each, their bytes in
+// the peak too unless `in_peak` is false.
+Metrics with_more_blocks(Metrics m, std::uint64_t blocks, std::uint64_t block_bytes, bool in_peak = true) {
+  m.allocations += blocks;
+  m.allocated_bytes += blocks * block_bytes;
+  if (in_peak) m.peak_bytes += blocks * block_bytes;
+  return m;
+}
+
 TEST(SchedulingAllowance, OtherThreadsThatRanGiveTheTestTwoBlocks) {
   // A skip-list test hands work to a background thread that allocates
   // nothing inside the test; whether the test's own queue grows by a
@@ -1096,18 +1105,11 @@ TEST(SchedulingAllowance, OtherThreadsThatRanGiveTheTestTwoBlocks) {
   BaselineEntry ran = entry(9031);
   ran.metrics.allocated_bytes = 9031 * 512;
   ran.other_threads.switches = 40;
-  Metrics once_more = ran.metrics;
-  once_more.allocations += 1;
-  once_more.allocated_bytes += 512;
-  once_more.peak_bytes += 512;
-  EXPECT_EQ(compare_to_baseline(once_more, &ran, Tolerances::strict()).verdict, Verdict::pass);
-  Metrics twice_more = once_more;
-  twice_more.allocations += 1;
-  twice_more.allocated_bytes += 512;
-  twice_more.peak_bytes += 512;
+  EXPECT_EQ(compare_to_baseline(with_more_blocks(ran.metrics, 1, 512), &ran, Tolerances::strict()).verdict,
+            Verdict::pass);
+  const Metrics twice_more = with_more_blocks(ran.metrics, 2, 512);
   EXPECT_EQ(compare_to_baseline(twice_more, &ran, Tolerances::strict()).verdict, Verdict::pass);
-  Metrics three_more = twice_more;
-  three_more.allocations += 1;
+  const Metrics three_more = with_more_blocks(twice_more, 1, 0);
   const Comparison three = compare_to_baseline(three_more, &ran, Tolerances::strict());
   EXPECT_EQ(three.verdict, Verdict::regressed);
   EXPECT_NE(three.explanation.find("Other threads ran during it when recorded, without allocating in it"),
@@ -1183,13 +1185,9 @@ TEST(SchedulingAllowance, ATestThatWaitedGetsTwoBlocksAndKeepsItsWaitsInFiles) {
   waited.metrics.allocated_bytes = 82539248;
   waited.metrics.peak_bytes = 82396224;
   waited.other_threads.own_waits = 1000;
-  Metrics one_more = waited.metrics;
-  one_more.allocations += 1;
-  one_more.allocated_bytes += 160;
+  const Metrics one_more = with_more_blocks(waited.metrics, 1, 160, false);
   EXPECT_EQ(compare_to_baseline(one_more, &waited, Tolerances::strict()).verdict, Verdict::pass);
-  Metrics three_more = one_more;
-  three_more.allocations += 2;
-  const Comparison three = compare_to_baseline(three_more, &waited, Tolerances::strict());
+  const Comparison three = compare_to_baseline(with_more_blocks(one_more, 2, 0), &waited, Tolerances::strict());
   EXPECT_EQ(three.verdict, Verdict::regressed);
   EXPECT_NE(three.explanation.find("No other thread ran in it, but its own thread waited 1000 times when recorded"),
             std::string::npos)
@@ -1219,14 +1217,22 @@ TEST(SchedulingAllowance, ATestThatWaitedGetsTwoBlocksAndKeepsItsWaitsInFiles) {
 // nodes each makes depends on which lines it took. Its own thread made 170
 // allocations in every run; its other threads 93-135 over 200 runs, and up
 // to 180 when all four take lines of every kind.
-BaselineEntry four_workers() {
+// A threaded test's entry, recorded in counters.
+BaselineEntry threaded_entry(const Metrics& median, const NoiseBand& noise, const ThreadShare& other_threads,
+                             const OwnThreadBand& own_thread) {
   BaselineEntry e;
   e.mode = Mode::counters;
-  e.metrics = Metrics{277, 69568, 0, 0, 21728};
-  e.noise = NoiseBand{9, Metrics{263, 68448, 0, 0, 19968}, Metrics{305, 71808, 0, 0, 25248}};
-  e.other_threads = ThreadShare{135, 46640, 8};
-  e.own_thread = OwnThreadBand{{170, 25168}, {170, 25168}};
+  e.metrics = median;
+  e.noise = noise;
+  e.other_threads = other_threads;
+  e.own_thread = own_thread;
   return e;
+}
+
+BaselineEntry four_workers() {
+  return threaded_entry(Metrics{277, 69568, 0, 0, 21728},
+                        NoiseBand{9, Metrics{263, 68448, 0, 0, 19968}, Metrics{305, 71808, 0, 0, 25248}},
+                        ThreadShare{135, 46640, 8}, OwnThreadBand{{170, 25168}, {170, 25168}});
 }
 
 Metrics total(const AllocationCount& own, const ThreadShare& other, std::uint64_t peak = 21728) {
@@ -1325,12 +1331,10 @@ TEST(ThreadedInParts, OtherThreadsMayTakeMoreOfTheWorkTheOwnThreadStaysExact) {
 TEST(ThreadedInParts, APeakMayLackAnyOfThisRunsOtherThreadsBytesButGrowsOnlyByTheRecorded) {
   // marl's BoundedPool_ConcurrentBorrow/2 with two workers: the same peak in
   // its three recorded runs, its workers' 13 blocks (5,120 bytes) at most.
-  BaselineEntry e;
-  e.mode = Mode::counters;
-  e.metrics = Metrics{10879, 779392, 0, 0, 769312};
-  e.noise = NoiseBand{3, Metrics{10879, 779392, 0, 0, 769312}, Metrics{10889, 784512, 0, 0, 769312}};
-  e.other_threads = ThreadShare{13, 5120, 243};
-  e.own_thread = OwnThreadBand{{10875, 778880}, {10876, 779392}};
+  const BaselineEntry e =
+      threaded_entry(Metrics{10879, 779392, 0, 0, 769312},
+                     NoiseBand{3, Metrics{10879, 779392, 0, 0, 769312}, Metrics{10889, 784512, 0, 0, 769312}},
+                     ThreadShare{13, 5120, 243}, OwnThreadBand{{10875, 778880}, {10876, 779392}});
   const AllocationCount own{10871, 767616};
   auto judged = [&](const ThreadShare& others, std::uint64_t peak) {
     return compare_to_baseline(total(own, others, peak), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
