@@ -91,7 +91,9 @@ struct ExplainOptions {
 ///    baseline's `alone` band (compare_alone() does not regress: the same or
 ///    less), the regression is not reproducible — timing
 ///    noise or state earlier tests left, not a change — and the test passes
-///    with a note; the first fresh run is kept as the record's `alone`;
+///    with a note; the first fresh run is kept as the record's `alone`; an
+///    `improved` test with company gets one fresh run, and passes with a note
+///    when that run does not improve too (improvement_clears());
 /// 3. for a failure attaches the explaining stacks (the growing sites for a
 ///    leak, else `explainer.explain()`'s) and their profiles.
 /// Fills the record's metrics (less suppressed blocks), growth, verdict,

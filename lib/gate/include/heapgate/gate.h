@@ -127,7 +127,8 @@ struct Observation {
   ThreadShare other_threads = {};
   /// Fresh runs of the test (a process each, `counters`) made to confirm a
   /// regression, in order: the first that confirmation_clears() makes the
-  /// regression not reproducible.
+  /// regression not reproducible; or one, to confirm the improvement of a
+  /// test with company (improvement_clears()).
   std::vector<Measurement> confirmations;
 };
 
@@ -164,6 +165,13 @@ bool setup_residue_known(const Observation& observation, const BaselineEntry* ba
 std::optional<std::string> confirmation_clears(const Measurement& fresh, const BaselineEntry* baseline, Mode mode,
                                                const std::string& regression);
 
+/// The same for an improvement of a test with company (other threads, or its
+/// own thread's waits): a fresh run that does not improve too clears it
+/// (`improvement`, compare_to_baseline()'s explanation). Returns the note that
+/// says so, or nullopt when the fresh run improves too. Pure.
+std::optional<std::string> improvement_clears(const Measurement& fresh, const BaselineEntry& baseline, Mode mode,
+                                              const std::string& improvement);
+
 /// Decides one test. The rules, in order:
 /// 1. nothing measured → `unavailable` (a failure only when strict);
 /// 2. the test failed its own assertions → `pass`, "not gated": its numbers
@@ -173,8 +181,10 @@ std::optional<std::string> confirmation_clears(const Measurement& fresh, const B
 /// 4. a leak (live blocks, checked, residue not one-time, not suppressed) → `leaked`; else
 /// 5. the baseline comparison: `regressed`, `improved`, `pass`, or `new`
 ///    without an entry; a regression that one of the observation's
-///    confirmations clears (confirmation_clears()) passes with a note; when
-///    accepting, regressed/improved become `pass`;
+///    confirmations clears (confirmation_clears()) passes with a note, and so
+///    does an improvement of a test with company that one of them does not
+///    repeat (improvement_clears()); when accepting, regressed/improved
+///    become `pass`;
 /// 6. for a test that gates its call sites and whose totals did not regress:
 ///    a call site that grew beyond the test's tolerance (call_sites_beyond())
 ///    → `regressed`, naming the site. It needs the baseline's complete list
