@@ -1469,6 +1469,15 @@ TEST(ThreadedInParts, AnImprovementAFreshRunDoesNotRepeatIsScheduling) {
   judge_run(*saved, b, GatePolicy{}, false);
   EXPECT_EQ(saved->tests[0].verdict, Verdict::pass);
   EXPECT_EQ(saved->tests[1].verdict, Verdict::improved);
+  // Judged without a fresh run (a saved report, or none could be made): not
+  // taken, so --ratchet cannot write it.
+  Observation unconfirmed;
+  unconfirmed.mode = Mode::counters;
+  unconfirmed.metrics = fewer;
+  unconfirmed.other_threads = busy;
+  const Judgement j = judge(unconfirmed, &e, GatePolicy{});
+  EXPECT_EQ(j.verdict, Verdict::pass) << j.explanation;
+  EXPECT_NE(j.explanation.find("unconfirmed: improved: allocations"), std::string::npos) << j.explanation;
   // A test without company that improves is not run again: it repeats exactly.
   FakeExplainer none;
   BaselineEntry single = entry(100);

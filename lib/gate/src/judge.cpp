@@ -197,7 +197,15 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       observation.mode != Mode::sampled && !policy.accepting) {
     // Scheduling moves a test with company both ways (work a pool's other
     // thread took, a compaction that landed elsewhere); a change in the code
-    // improves every run: a fresh run that does not improve clears it.
+    // improves every run: a fresh run that does not improve clears it, and
+    // without one the improvement is not taken (--ratchet writes only
+    // improvements that repeated).
+    if (observation.confirmations.empty()) {
+      line(notes, "unconfirmed: " + comparison.explanation.substr(0, comparison.explanation.find(';')) +
+                      "; a test with company counts as improved only when a fresh run of it improves too, and "
+                      "none was made");
+      compared = Verdict::pass;
+    }
     for (const Measurement& fresh : observation.confirmations) {
       if (auto cleared = improvement_clears(fresh, *baseline, observation.mode, comparison.explanation)) {
         line(notes, *cleared);

@@ -182,9 +182,9 @@ std::optional<std::string> improvement_clears(const Measurement& fresh, const Ba
 /// 5. the baseline comparison: `regressed`, `improved`, `pass`, or `new`
 ///    without an entry; a regression that one of the observation's
 ///    confirmations clears (confirmation_clears()) passes with a note, and so
-///    does an improvement of a test with company that one of them does not
-///    repeat (improvement_clears()); when accepting, regressed/improved
-///    become `pass`;
+///    does an improvement of a test with company that the first of them does
+///    not repeat (improvement_clears()) or that none confirmed; when
+///    accepting, regressed/improved become `pass`;
 /// 6. for a test that gates its call sites and whose totals did not regress:
 ///    a call site that grew beyond the test's tolerance (call_sites_beyond())
 ///    → `regressed`, naming the site. It needs the baseline's complete list
