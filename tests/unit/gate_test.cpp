@@ -1477,6 +1477,7 @@ TEST(ThreadedInParts, AnImprovementAFreshRunDoesNotRepeatIsScheduling) {
   unconfirmed.other_threads = busy;
   const Judgement j = judge(unconfirmed, &e, GatePolicy{});
   EXPECT_EQ(j.verdict, Verdict::pass) << j.explanation;
+  EXPECT_TRUE(j.improvement_unconfirmed);
   EXPECT_NE(j.explanation.find("unconfirmed: improved: allocations"), std::string::npos) << j.explanation;
   // A test without company that improves is not run again: it repeats exactly.
   FakeExplainer none;

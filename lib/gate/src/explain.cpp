@@ -155,11 +155,7 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     }
     record.confirmations = observation.confirmations;
     if (!observation.confirmations.empty()) judged = judge(observation, baseline, policy);
-  } else if (judged.verdict == Verdict::pass && baseline != nullptr && !baseline->other_threads.empty() && measurable &&
-             !policy.accepting && options.confirm_runs > 0 &&
-             compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode),
-                                 observation.mode, std::nullopt, observation.not_measured, &observation.other_threads)
-                     .verdict == Verdict::improved) {
+  } else if (judged.improvement_unconfirmed && options.confirm_runs > 0) {
     // One fresh run for the improvement rule (improvement_clears()): without
     // it judge() does not take the improvement.
     Result<Measurement> again = alone_run ? Result<Measurement>(*alone_run) : explainer.remeasure(record.name);

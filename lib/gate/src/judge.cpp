@@ -14,6 +14,12 @@ namespace {
 
 bool any_live(const Metrics& m) { return m.live_allocations > 0 || m.live_bytes > 0; }
 
+// "allocations 2145, allocated_bytes 389872, peak_bytes 37648": what a fresh run measured.
+std::string measured_text(const Metrics& m) {
+  return "allocations " + std::to_string(m.allocations) + ", allocated_bytes " + std::to_string(m.allocated_bytes) +
+         ", peak_bytes " + std::to_string(m.peak_bytes);
+}
+
 }  // namespace
 
 std::string explain_leak(const Metrics& metrics, std::string_view where) {
@@ -54,9 +60,8 @@ std::optional<std::string> improvement_clears(const Measurement& run, const Base
                                                {}, &run.other_threads);
   if (again.verdict == Verdict::improved) return std::nullopt;
   return "not reproducible: " + improvement.substr(0, improvement.find(';')) +
-         ", but a fresh run of the test measured allocations " + std::to_string(run.metrics.allocations) +
-         ", allocated_bytes " + std::to_string(run.metrics.allocated_bytes) + ", peak_bytes " +
-         std::to_string(run.metrics.peak_bytes) + ", not below the baseline's limits: scheduling, not a change.";
+         ", but a fresh run of the test measured " + measured_text(run.metrics) +
+         ", not below the baseline's limits: scheduling, not a change.";
 }
 
 std::optional<std::string> confirmation_clears(const Measurement& run, const BaselineEntry* baseline, Mode mode,
@@ -65,9 +70,7 @@ std::optional<std::string> confirmation_clears(const Measurement& run, const Bas
   const Comparison again =
       compare_to_baseline(fresh, baseline, Tolerances::for_mode(mode), mode, std::nullopt, {}, &run.other_threads);
   const std::optional<Comparison> alone = baseline != nullptr ? compare_alone(fresh, *baseline, mode) : std::nullopt;
-  const std::string measured = "allocations " + std::to_string(fresh.allocations) + ", allocated_bytes " +
-                               std::to_string(fresh.allocated_bytes) + ", peak_bytes " +
-                               std::to_string(fresh.peak_bytes);
+  const std::string measured = measured_text(fresh);
   const std::string first_line = regression.substr(0, regression.find('\n'));
   if (again.verdict != Verdict::regressed) {
     return "not reproducible: " + first_line + " But a fresh run of the test measured " + measured +
@@ -201,6 +204,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
     // without one the improvement is not taken (--ratchet writes only
     // improvements that repeated).
     if (observation.confirmations.empty()) {
+      j.improvement_unconfirmed = true;
       line(notes, "unconfirmed: " + comparison.explanation.substr(0, comparison.explanation.find(';')) +
                       "; a test with company counts as improved only when a fresh run of it improves too, and "
                       "none was made");

@@ -145,6 +145,9 @@ struct Judgement {
   std::optional<Metrics> baseline;
   /// Its noise band, when it has one.
   std::optional<NoiseBand> baseline_noise;
+  /// An improvement of a test with company was not taken for want of a
+  /// fresh run (improvement_clears()): one would decide it.
+  bool improvement_unconfirmed = false;
 };
 
 /// Blocks were left live and leaks are checked for this test: the face
