@@ -23,3 +23,12 @@ heapgate_add_test(learned_spread_test JEMALLOC
   SOURCES e2e/learned_spread_test.cpp LABELS e2e runner
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
 add_dependencies(learned_spread_test heapgate_cli threaded_suite)
+# What suites heapgate was never tuned on do: libc's kept memory, detached
+# threads, a test that varies from process to process (docs/design.md §6a).
+add_executable(untuned_suite e2e/untuned_suite.cpp)
+target_link_libraries(untuned_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+target_compile_options(untuned_suite PRIVATE -g -fno-omit-frame-pointer)
+heapgate_add_test(untuned_test JEMALLOC
+  SOURCES e2e/untuned_test.cpp LABELS e2e runner
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
+add_dependencies(untuned_test heapgate_cli untuned_suite)

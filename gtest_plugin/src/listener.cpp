@@ -50,6 +50,7 @@ class Listener : public ::testing::EmptyTestEventListener {
     test_requests() = TestRequests{};
     if (suite_) suite_->test_started(full_name(info));
     if (run_->mode() == Mode::off || !run_->records_iteration(iteration_)) return;
+    threads_at_start_ = process_threads();
     if (growth_ && !GrowthChild::opens_scope(iteration_)) return;
     // The name and the dump's path are built before the scope opens, so their
     // allocations are not the test's. Without a directory to keep it in, the
@@ -75,13 +76,15 @@ class Listener : public ::testing::EmptyTestEventListener {
     // tests; the report wants their time.
     const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - test_started_;
     if (suite_) suite_->test_ended();
+    // Taken before any wait below, whose sleeps are heapgate's, not the test's.
+    const ContextSwitches now = context_switches();
+    if (scope_) finish_started_threads();
     if (growth_ && scope_ && !growth_->after_run(*scope_, iteration_)) return;
     std::optional<Result<ScopeResult>> measured;
     std::uint64_t fixture_bytes = 0;
     ContextSwitches switches;
     if (scope_) {
       measured.emplace(scope_->finish());
-      const ContextSwitches now = context_switches();
       auto grew = [](std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; };
       switches = ContextSwitches{grew(switches_at_start_.other_threads, now.other_threads),
                                  grew(switches_at_start_.own_waits, now.own_waits)};
@@ -132,6 +135,20 @@ class Listener : public ::testing::EmptyTestEventListener {
   }
 
  private:
+  // Threads the test started and detached may still be running, and free
+  // what they hold as they end: waited for (bounded), so their blocks are
+  // not read as the test's leak. Only when something is live and the
+  // process has more threads than when the test started.
+  void finish_started_threads() {
+    if (threads_at_start_ <= 0 || process_threads() <= threads_at_start_) return;
+    {
+      detail::HookSuppressor suppress;
+      const ProfileScope::Live live = scope_->live();
+      if (live.allocations == 0 && live.bytes == 0) return;
+    }
+    wait_for_started_threads(threads_at_start_);
+  }
+
   // The growth check's answer is known (the blocks stopped growing): the
   // report is written now, and GoogleTest's remaining repetitions, which
   // would only run the test again unmeasured, do not run.
@@ -158,6 +175,7 @@ class Listener : public ::testing::EmptyTestEventListener {
   std::optional<ProfileScope> scope_;
   std::chrono::steady_clock::time_point test_started_{};
   ContextSwitches switches_at_start_;
+  int threads_at_start_ = 0;
   int iteration_ = 0;
 };
 

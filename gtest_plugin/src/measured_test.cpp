@@ -2,7 +2,12 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "measured_test.h"
 
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <ctime>
 
 #include <string>
 
@@ -47,6 +52,40 @@ ContextSwitches context_switches() noexcept {
   const auto own = static_cast<std::uint64_t>(thread.ru_nvcsw) + static_cast<std::uint64_t>(thread.ru_nivcsw) +
                    guard_thread_switches();
   return ContextSwitches{all > own ? all - own : 0, static_cast<std::uint64_t>(thread.ru_nvcsw)};
+}
+
+int process_threads() noexcept {
+  // "pid (comm) state ppid ..." with num_threads the 20th field; comm may
+  // hold spaces and parentheses, so fields are counted from its last ')'.
+  char buffer[1024];
+  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  const ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buffer[n] = '\0';
+  const char* p = std::strrchr(buffer, ')');
+  if (p == nullptr) return 0;
+  // After ')' comes field 3 (state); num_threads is 17 fields further.
+  for (int field = 2; field < 20; ++field) {
+    p = std::strchr(p + 1, ' ');
+    if (p == nullptr) return 0;
+  }
+  int threads = 0;
+  for (++p; *p >= '0' && *p <= '9'; ++p) threads = threads * 10 + (*p - '0');
+  return threads;
+}
+
+void wait_for_started_threads(int threads_at_start, std::chrono::milliseconds budget) noexcept {
+  if (threads_at_start <= 0) return;
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point until = Clock::now() + budget;
+  while (true) {
+    const int now = process_threads();
+    if (now == 0 || now <= threads_at_start || Clock::now() >= until) return;
+    const struct timespec pause { 0, 1000 * 1000 };
+    ::nanosleep(&pause, nullptr);
+  }
 }
 
 TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record) {

@@ -4,6 +4,7 @@
 // test, then what its scope measured, less what GoogleTest allocated for it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include <gtest/gtest.h>
@@ -32,6 +33,21 @@ struct ContextSwitches {
   std::uint64_t own_waits = 0;
 };
 ContextSwitches context_switches() noexcept;
+
+/// The threads the process has now (/proc/self/stat), 0 when unknown. Reads
+/// with a buffer on the stack: safe inside a measured window.
+int process_threads() noexcept;
+
+/// How long a test's end waits for the threads it started to end.
+inline constexpr std::chrono::milliseconds kStartedThreadsWait{1000};
+
+/// Waits, at most `budget`, until the process has no more threads than
+/// `threads_at_start`: threads a test started and detached free what they
+/// hold as they end, after the test returned, and those blocks are not its
+/// leak. Returns at once when the count is not known or did not grow; a
+/// thread that outlives the wait is judged by what it left (a long-lived
+/// pool's blocks are setup, one that keeps leaking grows).
+void wait_for_started_threads(int threads_at_start, std::chrono::milliseconds budget = kStartedThreadsWait) noexcept;
 
 /// The record of a test that skipped itself (GTEST_SKIP()): verdict
 /// `skipped`, nothing measured, GoogleTest's skip message in the message.

@@ -43,6 +43,7 @@ Result<Options> parse_options(int* argc, char** argv) {
       {"update_baselines", true, boolean(&Options::update_baselines)},
       {"strict", true, boolean(&Options::strict)},
       {"suppressions", false, text(&Options::suppressions_path)},
+      {"libc_suppressions", true, boolean(&Options::libc_suppressions)},
       {"check_leaks", true, boolean(&Options::check_leaks)},
       {"fingerprint", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {

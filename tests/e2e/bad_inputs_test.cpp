@@ -738,7 +738,8 @@ TEST_F(BadInputs, BI61_PluginUnknownFlag) {
       sample_suite({"--heapgate_mdoe=counters"}),
       "heapgate: --heapgate_mdoe=counters: unknown heapgate flag; fix: use one of --heapgate_mode, --he"
       "apgate_baselines, --heapgate_report, --heapgate_profiles, --heapgate_update_baselines, --heapgat"
-      "e_strict, --heapgate_suppressions, --heapgate_check_leaks, --heapgate_fingerprint, --heapgate_ex"
+      "e_strict, --heapgate_suppressions, --heapgate_libc_suppressions, --heapgate_check_leaks, "
+      "--heapgate_fingerprint, --heapgate_ex"
       "plain, --heapgate_gate_call_sites, --heapgate_top_stacks, --heapgate_leak_repetitions, --heapgate_con"
       "firm_runs, --heapgate_test_timeout, --heapgate_measure_alone, --heapgate_measure_alone_skip, --heapg"
       "ate_learn_spread");

@@ -46,6 +46,11 @@ struct Options {
   /// `--heapgate_suppressions=FILE`: `leak:<pattern>` lines; a leak whose every
   /// live stack has a frame containing a pattern is not a failure.
   std::string suppressions_path;
+  /// `--heapgate_libc_suppressions` (default true): memory the C library
+  /// keeps by contract (setenv's values, tzset, locale, NSS, stdio buffers;
+  /// heapgate/suppressions.h c_library_suppressions()) is not a test's leak;
+  /// such a test passes with a note naming it.
+  bool libc_suppressions = true;
   /// `--heapgate_check_leaks` (default true): memory a test allocates and does
   /// not free is a failure. HEAPGATE_ALLOW_LEAKS() opts one test out.
   bool check_leaks = true;

@@ -206,6 +206,7 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       }
       if (const json* other = r.member(e, p, "other_threads", false)) {
         entry.other_threads = detail::read_thread_share(r, *other, pointer_append(p, "other_threads"));
+        entry.other_threads = allocated_part(entry.other_threads);
       }
       if (const json* own = r.member(e, p, "own_thread", false)) {
         entry.own_thread = read_own_thread_band(r, *own, pointer_append(p, "own_thread"));
@@ -263,7 +264,8 @@ std::string to_json(const Baseline& baseline) {
     e["top_stacks"] = entry.top_stacks;
     if (!entry.call_sites.empty()) e["call_sites"] = detail::call_sites_to_json(entry.call_sites);
     if (entry.call_sites_complete) e["call_sites_complete"] = true;
-    if (!entry.other_threads.empty()) e["other_threads"] = detail::thread_share_to_json(entry.other_threads);
+    if (!entry.other_threads.empty())
+      e["other_threads"] = detail::thread_share_to_json(entry.other_threads, /*with_scheduling=*/false);
     if (entry.own_thread) e["own_thread"] = own_thread_band_to_json(*entry.own_thread);
     if (entry.setup_residue) e["setup_residue"] = true;
     if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);

@@ -97,10 +97,11 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     for (const auto& s : t.stacks) e.top_stacks.push_back(join_stack(s.frames));
     e.call_sites = t.call_sites;
     e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
-    e.other_threads = t.other_threads;
     // Over the run and its samples: the most other threads made, and the
-    // band of what the test's own thread made.
-    for (const Measurement& sample : t.samples) keep_most(e.other_threads, sample.other_threads);
+    // band of what the test's own thread made. Not how often they ran or the
+    // test waited: that follows the machine's load, not the code.
+    e.other_threads = allocated_part(t.other_threads);
+    for (const Measurement& sample : t.samples) keep_most(e.other_threads, allocated_part(sample.other_threads));
     if (!e.other_threads.empty()) {
       const AllocationCount own = own_thread_part(t.metrics, t.other_threads);
       OwnThreadBand band{own, own};

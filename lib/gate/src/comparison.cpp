@@ -152,8 +152,16 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
     }
   }
   // Other threads' allocations land in the test by scheduling: a little
-  // more or less of them is not a change (docs/design.md §6a).
-  const bool threaded = !baseline->other_threads.empty();
+  // more or less of them is not a change (docs/design.md §6a). What it was
+  // exposed to: what other threads allocated when recorded, and how often
+  // other threads ran or its own thread waited in this run (a baseline keeps
+  // no switches: they follow the machine's load).
+  ThreadShare exposure = baseline->other_threads;
+  if (current_other_threads != nullptr) {
+    exposure.switches = current_other_threads->switches;
+    exposure.own_waits = current_other_threads->own_waits;
+  }
+  const bool threaded = !exposure.empty();
   // Two parts need the run's split and the entry's own-thread band; sampled
   // estimates are not split.
   const bool in_parts = threaded && baseline->own_thread && current_other_threads != nullptr && !by_sampling;
@@ -166,7 +174,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       // may be the largest of them (cpp-httplib: one more 4 KiB socket buffer
       // when a connection was opened again).
       std::uint64_t allowance =
-          scheduling_allowance(m, baseline->other_threads, baseline->metrics, largest_block(baseline->call_sites));
+          scheduling_allowance(m, exposure, baseline->metrics, largest_block(baseline->call_sites));
       // The peak may hold, or lack, any of this run's other-thread blocks as
       // well as the recorded runs': marl's EventAutoWait/3 peaked 82 KiB
       // higher in quiet runs and their fresh confirmations, one fiber stack
@@ -258,14 +266,11 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   if (baseline->tolerance) c.explanation += " (This test's own tolerances from the baseline were used.)";
   // Only its own thread's waits exposed it to scheduling: no other thread
   // ran in it, when recorded or now.
-  const bool only_waited = threaded && baseline->other_threads.allocations == 0 &&
-                           baseline->other_threads.switches == 0 &&
-                           (current_other_threads == nullptr ||
-                            (current_other_threads->allocations == 0 && current_other_threads->switches == 0));
+  const bool only_waited = threaded && exposure.allocations == 0 && exposure.switches == 0 &&
+                           (current_other_threads == nullptr || current_other_threads->allocations == 0);
   if (only_waited && c.verdict != Verdict::pass) {
-    c.explanation += " No other thread ran in it, but its own thread waited " +
-                     std::to_string(baseline->other_threads.own_waits) +
-                     " times when recorded (a timer, I/O, a lock): what it allocates may follow timing, so the "
+    c.explanation += " No other thread ran in it, but its own thread waited " + std::to_string(exposure.own_waits) +
+                     " times in this run (a timer, I/O, a lock): what it allocates may follow timing, so the "
                      "limits allow " +
                      std::to_string(kSchedulingBlocks) + " blocks for scheduling.";
   } else if (in_parts && c.verdict != Verdict::pass) {
@@ -289,8 +294,9 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
           " blocks (in allocated_bytes, one of them the largest the test makes), and all of their bytes in "
           "peak_bytes, for scheduling.";
     } else {
-      c.explanation += " Other threads ran during it when recorded, without allocating in it; the limits allow " +
-                       std::to_string(kSchedulingBlocks) + " blocks for scheduling.";
+      c.explanation +=
+          " Other threads ran during it in this run, without allocating in it when recorded; the limits allow " +
+          std::to_string(kSchedulingBlocks) + " blocks for scheduling.";
     }
   }
   if (!noisy.empty()) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace heapgate {
 namespace {
@@ -79,19 +81,25 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
         bool any = false;
         double suppressed_blocks = 0;
         double suppressed_bytes = 0;
+        std::vector<std::string> sources;  // what matched, for the note
         for (const auto& s : sites->stacks) {
           if (s.counts.live_objects <= 0) continue;
           any = true;
-          if (suppressions.match(s) == nullptr) {
+          const Suppression* match = suppressions.match(s);
+          if (match == nullptr) {
             all_suppressed = false;
           } else {
             suppressed_blocks += s.counts.live_objects;
             suppressed_bytes += s.counts.live_bytes;
+            const std::string& source = match->source.empty() ? suppressions.source : match->source;
+            if (std::find(sources.begin(), sources.end(), source) == sources.end()) sources.push_back(source);
           }
         }
         if (all_suppressed && any) {
           observation.leak.suppressed = true;
-          observation.leak.suppressions_source = suppressions.source;
+          std::string named;
+          for (const std::string& source : sources) named += (named.empty() ? "" : " and ") + source;
+          observation.leak.suppressions_source = named;
           // Suppressed blocks are not the test's to answer for: neither the
           // verdict nor the baseline sees them.
           Metrics& m = *observation.metrics;

@@ -330,8 +330,9 @@ json call_sites_to_json(const std::vector<CallSite>& sites) {
   return out;
 }
 
-json thread_share_to_json(const ThreadShare& share) {
+json thread_share_to_json(const ThreadShare& share, bool with_scheduling) {
   json out{{"allocations", share.allocations}, {"bytes", share.bytes}};
+  if (!with_scheduling) return out;
   if (share.switches > 0) out["switches"] = share.switches;
   if (share.own_waits > 0) out["own_waits"] = share.own_waits;
   return out;

@@ -98,8 +98,10 @@ void check_schema(JsonReader& reader, const json* schema, std::string_view expec
 /// CallSite lists: [{"allocations": N, "bytes": B, "function": "...", "location": "..."}].
 json call_sites_to_json(const std::vector<CallSite>& sites);
 std::vector<CallSite> read_call_sites(JsonReader& reader, const json& value, const std::string& pointer);
-/// A ThreadShare: {"allocations": N, "bytes": B}.
-json thread_share_to_json(const ThreadShare& share);
+/// A ThreadShare: {"allocations": N, "bytes": B}; `with_scheduling` adds the
+/// run's "switches" and "own_waits" (a report's record), which a baseline
+/// never keeps (baseline.h).
+json thread_share_to_json(const ThreadShare& share, bool with_scheduling = true);
 ThreadShare read_thread_share(JsonReader& reader, const json& value, const std::string& pointer);
 /// A band of metrics over runs ({"runs", "low", "high"}): a baseline
 /// entry's "noise" and "alone", a report record's "baseline_noise". Low above

@@ -5,6 +5,7 @@
 // its confirmation rule, call sites), each problem explained.
 #include "heapgate/gate.h"
 
+#include <algorithm>
 #include <string>
 
 #include "growth.h"
@@ -87,6 +88,48 @@ std::optional<std::string> confirmation_clears(const Measurement& run, const Bas
            "timing, not from a change in this test.";
   }
   return std::nullopt;
+}
+
+std::optional<std::string> variation_clears(const Metrics& run, const std::vector<Measurement>& fresh,
+                                            const BaselineEntry& baseline, Mode mode) {
+  if (fresh.size() < 2) return std::nullopt;
+  // Per metric: how far apart the fresh runs were, and the lowest of them
+  // and the run. The fresh runs are alike (each a process of its own), so
+  // their disagreement is the test's own variation; the run in the suite
+  // may differ from them by what earlier tests left behind, which is not.
+  // A change in the code moves every run.
+  Metrics lowest = run;
+  Metrics fresh_low = fresh.front().metrics;
+  Metrics highest = fresh.front().metrics;
+  for (const Measurement& f : fresh) {
+    for (MetricName m : kMetricNames) {
+      get(lowest, m) = std::min(get(lowest, m), get(f.metrics, m));
+      get(fresh_low, m) = std::min(get(fresh_low, m), get(f.metrics, m));
+      get(highest, m) = std::max(get(highest, m), get(f.metrics, m));
+    }
+  }
+  BaselineEntry widened = baseline;
+  Tolerances tolerances = baseline.tolerance ? *baseline.tolerance : Tolerances::for_mode(mode);
+  std::string seen;
+  for (MetricName m : kMetricNames) {
+    const std::uint64_t apart = get(highest, m) - get(fresh_low, m);
+    if (apart == 0) continue;
+    const std::uint64_t allowed = allowed_change(tolerances[m], get(baseline.metrics, m));
+    tolerances[m] = Tolerance{saturating_count(static_cast<double>(allowed) + static_cast<double>(apart)), 0.0};
+    if (m == MetricName::allocations || m == MetricName::allocated_bytes || m == MetricName::peak_bytes) {
+      seen += (seen.empty() ? "" : ", ") + std::string(to_string(m)) + " " + std::to_string(get(fresh_low, m)) + "–" +
+              std::to_string(get(highest, m));
+    }
+  }
+  if (seen.empty()) return std::nullopt;
+  widened.tolerance = tolerances;
+  // Judged on the totals: the fresh runs' parts are theirs, not the lowest's.
+  widened.own_thread = std::nullopt;
+  const Comparison again = compare_to_baseline(lowest, &widened, tolerances, mode);
+  if (again.verdict == Verdict::regressed) return std::nullopt;
+  return "varies between runs: " + std::to_string(fresh.size()) + " fresh runs of it measured " + seen +
+         ", and the lowest of them and this run is within the baseline's limits widened by that spread: the "
+         "test's own variation, not a change";
 }
 
 Judgement judge(const Observation& observation, const BaselineEntry* baseline, const GatePolicy& policy) {
@@ -195,9 +238,16 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
         break;
       }
     }
+    if (compared == Verdict::regressed && baseline != nullptr) {
+      if (auto varied = variation_clears(m, observation.confirmations, *baseline, observation.mode)) {
+        line(notes, "not a regression: " + comparison.explanation.substr(0, comparison.explanation.find(';')) +
+                        ". It " + *varied + ".");
+        compared = Verdict::pass;
+      }
+    }
   }
-  if (compared == Verdict::improved && baseline != nullptr && !baseline->other_threads.empty() &&
-      observation.mode != Mode::sampled && !policy.accepting) {
+  const bool company = baseline != nullptr && (!baseline->other_threads.empty() || !observation.other_threads.empty());
+  if (compared == Verdict::improved && company && observation.mode != Mode::sampled && !policy.accepting) {
     // Scheduling moves a test with company both ways (work a pool's other
     // thread took, a compaction that landed elsewhere); a change in the code
     // improves every run: a fresh run that does not improve clears it, and

@@ -182,6 +182,13 @@ bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept {
 }
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept { return !(a == b); }
 
+ThreadShare allocated_part(const ThreadShare& share) noexcept {
+  ThreadShare out;
+  out.allocations = share.allocations;
+  out.bytes = share.bytes;
+  return out;
+}
+
 void keep_most(ThreadShare& most, const ThreadShare& seen) noexcept {
   most.allocations = std::max(most.allocations, seen.allocations);
   most.bytes = std::max(most.bytes, seen.bytes);

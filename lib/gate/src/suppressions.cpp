@@ -2,17 +2,105 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "heapgate/suppressions.h"
 
+#include <initializer_list>
+
+#include "heapgate/frame_text.h"
 #include "heapgate/sys.h"
 
 namespace heapgate {
 
+namespace {
+
+bool matches(const Suppression& s, const std::string& frame, const std::string& bare) {
+  if (!s.whole_name) return frame.find(s.pattern) != std::string::npos;
+  if (!s.pattern.empty() && s.pattern.back() == '*') {
+    return bare.compare(0, s.pattern.size() - 1, s.pattern, 0, s.pattern.size() - 1) == 0;
+  }
+  return bare == s.pattern;
+}
+
+// The C library's functions that keep what they allocate for the life of
+// the process (or of the thread), by family. glibc's internal names are
+// listed beside the public ones: without its debug symbols a frame may be
+// named by either, and a tail call leaves only the inner one.
+struct Family {
+  const char* name;
+  std::initializer_list<const char*> functions;
+};
+const Family kCLibraryFamilies[] = {
+    {"setenv", {"setenv", "putenv", "__add_to_environ", "__setenv", "__putenv"}},
+    {"tzset",
+     {"tzset", "__tzset", "tzset_internal", "__tzfile_read", "__tzset_parse_tz", "__tzstring", "__tz_convert",
+      "localtime", "localtime_r", "__localtime_r", "mktime", "timelocal", "__mktime_internal", "strftime", "strftime_l",
+      "ctime", "ctime_r"}},
+    {"locale",
+     {"setlocale",
+      "newlocale",
+      "_nl_find_locale",
+      "_nl_load_locale",
+      "_nl_load_locale_from_archive",
+      "_nl_intern_locale_data",
+      "_nl_expand_alias",
+      "textdomain",
+      "bindtextdomain",
+      "bind_textdomain_codeset",
+      "gettext",
+      "dgettext",
+      "dcgettext",
+      "ngettext",
+      "dcngettext",
+      "__dcigettext",
+      "_nl_find_domain",
+      "_nl_load_domain",
+      "_nl_make_l10nflist",
+      "__gconv_open",
+      "__gconv_find_transform",
+      "__gconv_find_shlib",
+      "__gconv_read_conf",
+      "__gconv_load_cache",
+      "__wcsmbs_load_conv"}},
+    {"NSS and resolver", {"__nss_*",          "_nss_*",        "nss_*",         "__resolv_*",    "__res_*",
+                          "res_init",         "__check_pf",    "getpwnam",      "getpwuid",      "getgrnam",
+                          "getgrgid",         "getspnam",      "getpwent",      "getgrent",      "gethostbyname",
+                          "gethostbyname2",   "gethostbyaddr", "getservbyname", "getservbyport", "getprotobyname",
+                          "getprotobynumber", "getnetbyname",  "getlogin",      "getservent",    "getprotoent",
+                          "gethostent",       "initgroups",    "getgrouplist"}},
+    {"stdio buffers", {"_IO_file_doallocate", "_IO_doallocbuf", "_IO_wfile_doallocate", "_IO_wdoallocbuf"}},
+    {"atexit", {"__new_exitfn", "__internal_atexit", "__cxa_atexit", "atexit", "on_exit"}},
+    {"loader and thread-local storage", {"_dl_*", "__tls_get_addr", "__libc_dlopen_mode", "_dlerror_run", "dlerror"}},
+    {"per-thread buffers", {"strerror", "strerror_l", "strsignal", "ttyname", "openlog", "syslog", "vsyslog"}},
+};
+
+}  // namespace
+
 const Suppression* Suppressions::match(const StackSample& stack) const noexcept {
   for (const auto& frame : stack.frames) {
+    const std::string bare = bare_function_name(split_frame(frame).function);
     for (const auto& s : entries) {
-      if (frame.find(s.pattern) != std::string::npos) return &s;
+      if (matches(s, frame, bare)) return &s;
     }
   }
   return nullptr;
+}
+
+Suppressions c_library_suppressions() {
+  Suppressions out;
+  out.source = "heapgate's list of memory the C library keeps";
+  for (const Family& family : kCLibraryFamilies) {
+    const std::string source = out.source + " (" + family.name + ")";
+    for (const char* function : family.functions) {
+      out.entries.push_back(Suppression{function, "built in", source, true});
+    }
+  }
+  return out;
+}
+
+Suppressions combine(Suppressions first, const Suppressions& more) {
+  if (first.empty()) return more;
+  if (more.empty()) return first;
+  first.source += " and " + more.source;
+  first.entries.insert(first.entries.end(), more.entries.begin(), more.entries.end());
+  return first;
 }
 
 Result<Suppressions> parse_suppressions(std::string_view text, const std::string& source) {
@@ -36,7 +124,7 @@ Result<Suppressions> parse_suppressions(std::string_view text, const std::string
                              "write one leak:<function or file pattern> per line, or start the line with # to "
                              "make it a comment"));
     }
-    out.entries.push_back({std::string(line.substr(5)), where});
+    out.entries.push_back({std::string(line.substr(5)), where, source, false});
   }
   return out;
 }

@@ -103,7 +103,11 @@ struct BaselineEntry {
   /// over calibration runs; JSON "other_threads", absent when none): its
   /// counts then move with scheduling, and each metric may move by
   /// scheduling_allowance() besides its tolerance. A single-threaded test has
-  /// none and stays exact.
+  /// none and stays exact. Allocations and bytes only: context switches and
+  /// waits are facts of one run, kept in its report and never in a baseline
+  /// (a reviewed file must not change with the machine's load); the gate
+  /// takes them from the run it judges. Older baselines' "switches" and
+  /// "own_waits" are read and dropped.
   ThreadShare other_threads = {};
   /// A threaded test's own thread's part, lowest and highest over the runs
   /// that recorded it (JSON "own_thread": {"low": {"allocations": N,

@@ -175,6 +175,19 @@ std::optional<std::string> confirmation_clears(const Measurement& fresh, const B
 std::optional<std::string> improvement_clears(const Measurement& fresh, const BaselineEntry& baseline, Mode mode,
                                               const std::string& improvement);
 
+/// The variation rule: a regressed test whose fresh runs (`fresh`, its
+/// confirmations, at least two) disagree with each other varies by itself
+/// (a buffer sized by timing, a random name), which its baseline may not
+/// have seen. It clears when the lowest of them and the run, metric by
+/// metric, is within the
+/// baseline's limits (compare_to_baseline()) with each metric's tolerance
+/// widened by how far they were apart; a change beyond that still
+/// regresses. Returns
+/// the note that says so, or nullopt when the runs agree or the lowest
+/// regresses too. Pure.
+std::optional<std::string> variation_clears(const Metrics& run, const std::vector<Measurement>& fresh,
+                                            const BaselineEntry& baseline, Mode mode);
+
 /// Decides one test. The rules, in order:
 /// 1. nothing measured → `unavailable` (a failure only when strict);
 /// 2. the test failed its own assertions → `pass`, "not gated": its numbers
@@ -184,8 +197,9 @@ std::optional<std::string> improvement_clears(const Measurement& fresh, const Ba
 /// 4. a leak (live blocks, checked, residue not one-time, not suppressed) → `leaked`; else
 /// 5. the baseline comparison: `regressed`, `improved`, `pass`, or `new`
 ///    without an entry; a regression that one of the observation's
-///    confirmations clears (confirmation_clears()) passes with a note, and so
-///    does an improvement of a test with company that the first of them does
+///    confirmations clears (confirmation_clears()), or that they show to vary
+///    by itself within its widened band (variation_clears()), passes with a
+///    note, and so does an improvement of a test with company that the first of them does
 ///    not repeat (improvement_clears()) or that none confirmed; when
 ///    accepting, regressed/improved become `pass`;
 /// 6. for a test that gates its call sites and whose totals did not regress:

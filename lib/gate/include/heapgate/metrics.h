@@ -184,6 +184,10 @@ struct ThreadShare {
 bool operator==(const ThreadShare& a, const ThreadShare& b) noexcept;
 bool operator!=(const ThreadShare& a, const ThreadShare& b) noexcept;
 
+/// What other threads allocated, without the run's switches and waits: the
+/// part of a ThreadShare a baseline keeps.
+ThreadShare allocated_part(const ThreadShare& share) noexcept;
+
 /// Raises each field of `most` to `seen`'s where it is larger: the most other
 /// threads did over several runs of a test.
 void keep_most(ThreadShare& most, const ThreadShare& seen) noexcept;

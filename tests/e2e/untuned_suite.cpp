@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A suite with what suites heapgate was never tuned on do (docs/design.md
+// §6a, "Learned on the first run"): memory the C library keeps by contract
+// (setenv keeps every value ever set), threads a test detaches that finish
+// after it returns, and a test whose own thread allocates a little
+// differently in every process (a buffer sized by timing, a random name).
+// The variation is scripted through UNTUNED_COUNTER_FILE so the test of it
+// is not itself flaky. Planted changes, each under its own variable:
+//   UNTUNED_EXTRA=1          one more allocation in Own.Repeats
+//   UNTUNED_DETACHED_LEAK=1  each detached thread of Detached.ShortLived leaks a block
+//   UNTUNED_VARIES_MORE=1    Own.VariesByProcess allocates 40 blocks more (beyond its band)
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scripted_counts.h"
+
+namespace {
+
+using heapgate::sample::allocate_and_free;
+using heapgate::sample::g_sink;
+
+bool planted(const char* variable) { return std::getenv(variable) != nullptr; }
+
+// Each run sets a fresh value, as a suite that points a variable at a new
+// temporary file per test does: glibc's setenv keeps every value it was
+// given allocated for the life of the process.
+TEST(Env, SetsAFreshValue) {
+  static std::atomic<int> runs{0};
+  const std::string value = "/tmp/untuned-" + std::to_string(::getpid()) + "-" + std::to_string(runs++);
+  ASSERT_EQ(::setenv("HEAPGATE_UNTUNED_VALUE", value.c_str(), 1), 0);
+  allocate_and_free(2);
+}
+
+// Four joined and four detached threads; the detached ones free their block
+// after a short sleep, after the test has returned.
+TEST(Detached, ShortLived) {
+  std::vector<std::thread> joined;
+  for (int i = 0; i < 4; ++i) joined.emplace_back([] { allocate_and_free(3); });
+  for (int i = 0; i < 4; ++i) {
+    std::thread([] {
+      char* block = new char[200];
+      g_sink = block;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!planted("UNTUNED_DETACHED_LEAK")) delete[] block;
+    }).detach();
+  }
+  for (std::thread& t : joined) t.join();
+}
+
+TEST(Own, Repeats) {
+  allocate_and_free(4);
+  if (planted("UNTUNED_EXTRA")) {
+    g_sink = std::malloc(48);  // the planted +1 allocation
+    std::free(g_sink);
+  }
+}
+
+// Its own thread's bytes differ from process to process (one block of 64 or
+// of 640 bytes, by the scripted counter), as a read buffer sized by how much
+// a socket had ready does.
+TEST(Own, VariesByProcess) {
+  const int count = heapgate::sample::next_count("UNTUNED_COUNTER_FILE");
+  g_sink = std::malloc(count % 2 == 0 ? 64 : 640);
+  std::free(g_sink);
+  allocate_and_free(planted("UNTUNED_VARIES_MORE") ? 50 : 10);
+}
+
+}  // namespace
