@@ -58,11 +58,17 @@ Recorded record(const std::string& program, std::vector<std::string> flags = {},
 }
 
 // The site of `function` in `sites`, or an empty one.
+// A function's sites summed: each of its lines is a site of its own.
 CallSite site(const std::vector<CallSite>& sites, const std::string& function) {
+  CallSite sum;
   for (const CallSite& s : sites) {
-    if (s.function == function) return s;
+    if (s.function != function) continue;
+    sum.function = s.function;
+    if (sum.location.empty()) sum.location = s.location;
+    sum.allocations += s.allocations;
+    sum.bytes += s.bytes;
   }
-  return CallSite{};
+  return sum;
 }
 
 const RecordedProcess& root(const Recorded& r) { return r.recording.processes.front(); }

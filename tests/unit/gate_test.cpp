@@ -915,7 +915,7 @@ TEST(GateTest, WithoutExplainingGrowthIsStillCheckedButNoStacksAreTaken) {
   EXPECT_EQ(settled.verdict, Verdict::pass);
 }
 
-TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedBySite) {
+TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedByLine) {
   std::vector<StackSample> stacks = {
       stack({"std::vector<int, std::allocator<int> >::_M_realloc_insert(int&&) at stl_vector.h:1287",
              "Lru<std::string>::join_all() at lru.cpp:42", "main"},
@@ -924,17 +924,56 @@ TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedBySite) {
       stack({"Lru<std::string>::put(int) at lru.cpp:20", "main"}, 0, 10),
   };
   std::vector<CallSite> after = call_sites_of(stacks);
-  ASSERT_EQ(after.size(), 2u);
+  ASSERT_EQ(after.size(), 3u);
   EXPECT_EQ(after[0].function, "Lru<\u2026>::join_all()");
   EXPECT_EQ(after[0].location, "lru.cpp:42");
-  EXPECT_EQ(after[0].allocations, 56u);
+  EXPECT_EQ(after[0].allocations, 50u);
   EXPECT_EQ(after[1].function, "Lru<\u2026>::put(int)");
+  EXPECT_EQ(after[2].location, "lru.cpp:44");
+  EXPECT_EQ(after[2].allocations, 6u);
 
   std::vector<CallSite> before = {{"Lru<\u2026>::put(int)", "lru.cpp:20", 10, 320}};
   std::string changes = explain_call_site_changes(before, after);
-  // Unchanged code is not named; the growing site is, with its line.
-  EXPECT_EQ(changes, "+56 allocations (+1792 B) at Lru<\u2026>::join_all() (lru.cpp:42)");
+  // Unchanged code is not named; each growing line is.
+  EXPECT_EQ(changes,
+            "+50 allocations (+1600 B) at Lru<\u2026>::join_all() (lru.cpp:42)\n"
+            "+6 allocations (+192 B) at Lru<\u2026>::join_all() (lru.cpp:44)");
   EXPECT_EQ(explain_call_site_changes(after, after), "");
+}
+
+// The change is named at the line that made it, not at the first line of its
+// function; lines an edit above moved are matched by their counts, so they
+// are no change.
+TEST(CallSites, AGrowthIsNamedAtItsLineEvenWhenTheFunctionMoved) {
+  const std::vector<CallSite> before = {{"handle_request()", "server.cpp:70", 40, 1280},
+                                        {"handle_request()", "server.cpp:74", 40, 960}};
+  const std::vector<CallSite> moved_and_planted = {{"handle_request()", "server.cpp:73", 40, 1280},
+                                                   {"handle_request()", "server.cpp:75", 40, 960},
+                                                   {"handle_request()", "server.cpp:77", 40, 960}};
+  EXPECT_EQ(explain_call_site_changes(before, moved_and_planted),
+            "+40 allocations (+960 B) at handle_request() (server.cpp:77)");
+  std::vector<std::string> beyond = call_sites_beyond(before, moved_and_planted, Tolerances::strict());
+  ASSERT_EQ(beyond.size(), 1u);
+  EXPECT_EQ(beyond[0],
+            "+40 allocations (+960 B) at handle_request() (server.cpp:77), a new line, limit +0 allocations");
+
+  // Only moved: nothing changed.
+  const std::vector<CallSite> moved = {moved_and_planted[0], moved_and_planted[1]};
+  EXPECT_EQ(explain_call_site_changes(before, moved), "");
+  EXPECT_TRUE(call_sites_beyond(before, moved, Tolerances::strict()).empty());
+
+  // Allocations moving between lines of one function are no change to gate.
+  const std::vector<CallSite> shifted = {{"handle_request()", "server.cpp:70", 30, 960},
+                                         {"handle_request()", "server.cpp:74", 50, 1280}};
+  EXPECT_TRUE(call_sites_beyond(before, shifted, Tolerances::strict()).empty());
+
+  // A baseline from before sites had lines (one site per function, at its
+  // first line) against this run's lines: the growth is named where it is.
+  const std::vector<CallSite> by_function = {{"handle_request()", "server.cpp:70", 80, 2240}};
+  beyond = call_sites_beyond(by_function, moved_and_planted, Tolerances::strict());
+  ASSERT_EQ(beyond.size(), 1u);
+  EXPECT_NE(beyond[0].find("+40 allocations (+960 B) at handle_request() (server.cpp:7"), std::string::npos)
+      << beyond[0];
 }
 
 TEST(Suppressions, ErrorsNameFileLineAndFix) {

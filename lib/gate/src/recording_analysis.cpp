@@ -84,12 +84,12 @@ Result<void> follow_snapshots(const RecordedProcess& p, Symbolizer& symbolizer, 
                               RecordingAnalysis& out) {
   const std::vector<std::string> paths = snapshot_paths(p);
   if (paths.size() < 2) return {};
-  std::map<std::string, SiteGrowth> sites;
+  std::map<std::pair<std::string, std::string>, SiteGrowth> sites;  // by function and line
   for (std::size_t i = 0; i < paths.size(); ++i) {
     auto stacks = read_stacks(paths[i], symbolizer, read);
     if (!stacks) return fail(stacks.error());
     for (const CallSite& site : sites_by_bytes(live_as_accumulated(std::move(*stacks)))) {
-      SiteGrowth& g = sites[site.function];
+      SiteGrowth& g = sites[{site.function, site.location}];
       if (g.live_bytes.empty()) {
         g.pid = p.pid;
         g.live_allocations.assign(paths.size(), 0);

@@ -133,8 +133,8 @@ std::vector<ChangedStack> changed_stacks(const TestRecord& t, const FlameMetric&
       metric.field == &ScaledCounts::accum_objects || metric.field == &ScaledCounts::live_objects;
   const bool live = metric.field == &ScaledCounts::live_bytes || metric.field == &ScaledCounts::live_objects;
   const std::vector<CallSiteChange> sites = call_site_changes(t.baseline_call_sites, t.call_sites);
-  std::map<std::string, const CallSiteChange*> by_function;
-  for (const CallSiteChange& c : sites) by_function[c.function] = &c;
+  std::map<std::pair<std::string, std::string>, const CallSiteChange*> by_line;
+  for (const CallSiteChange& c : sites) by_line[{c.function, c.location}] = &c;
 
   std::vector<ChangedStack> out;
   for (const StackSample& s : t.stacks) {
@@ -145,8 +145,8 @@ std::vector<ChangedStack> changed_stacks(const TestRecord& t, const FlameMetric&
       c.delta = t.verdict == Verdict::leaked ? c.value : 0;
     } else if (!t.baseline_call_sites.empty()) {
       const std::vector<CallSite> own = call_sites_of({s}, 1);
-      auto found = own.empty() ? by_function.end() : by_function.find(own.front().function);
-      if (found != by_function.end()) {
+      auto found = own.empty() ? by_line.end() : by_line.find({own.front().function, own.front().location});
+      if (found != by_line.end()) {
         const CallSiteChange& site = *found->second;
         const double after = static_cast<double>(counts_objects ? site.allocations_after : site.bytes_after);
         const double delta = static_cast<double>(counts_objects ? site.allocations_delta() : site.bytes_delta());

@@ -304,18 +304,17 @@ std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verd
 /// "function at file:line" or "function", heapgate/frame_text.h): each stack
 /// is charged to its innermost frame outside the standard library (std::,
 /// __gnu_cxx::, operator new), so a std::vector growing in parse() is
-/// parse()'s; a site is named by elide_template_arguments() of its function.
-/// Sites are summed, and the top `limit` by allocations plus the top `limit`
-/// by bytes are kept, by allocations descending. Stacks without frames count
-/// for nothing; stacks a test framework makes for every test are the
-/// caller's to leave out (the GoogleTest plugin does).
+/// parse()'s; a site is that frame's line (file:line), named by
+/// elide_template_arguments() of its function. Sites are summed, and the top `limit` by allocations plus the top
+/// `limit` by bytes are kept, by allocations descending. Stacks without frames count for nothing; stacks a test
+/// framework makes for every test are the caller's to leave out (the GoogleTest plugin does).
 std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit = 8);
 
 /// How one call site changed between a baseline and this run.
 struct CallSiteChange {
-  /// CallSite::function, the key.
+  /// CallSite::function.
   std::string function;
-  /// This run's location, else the baseline's; "" when neither has one.
+  /// This run's line, else the baseline's; "" when neither has one.
   std::string location;
   /// What the site allocated in the baseline and now (0 for a new or gone site).
   std::uint64_t allocations_before = 0;
@@ -331,8 +330,9 @@ struct CallSiteChange {
   }
 };
 
-/// The call sites that changed between `before` and `after` (matched by
-/// function; unchanged ones left out), largest change in allocations first,
+/// The call sites that changed between `before` and `after` (lines matched
+/// within a function by location, else by equal counts, so a function that
+/// moved keeps its sites; unchanged ones left out), largest change in allocations first,
 /// then in bytes, then by function. Pure.
 std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after);
 
@@ -343,11 +343,12 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
                                       std::size_t limit = 5);
 
-/// The call sites that grew beyond `tolerances` (allocations or bytes, each
-/// site against its own baseline value; a new site from zero) between a
-/// complete list `before` and `after`, largest growth first, as the
-/// explanation's lines: "+500 allocations (+16000 B) at hot() (x.cpp:42),
-/// limit +0". Empty when none did. Pure.
+/// The functions whose call sites grew beyond `tolerances` (allocations or
+/// bytes, each function's lines summed against its baseline value; a new
+/// function from zero) between a complete list `before` and `after`, largest
+/// growth first, each named at its line that grew most: "+500 allocations
+/// (+16000 B) at hot() (x.cpp:42), a new line, limit +0 allocations". Empty
+/// when none did. Pure.
 std::vector<std::string> call_sites_beyond(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
                                            const Tolerances& tolerances);
 

@@ -145,9 +145,10 @@ struct Tolerances {
 /// its allocations summed over every stack through it. Baselines keep a few
 /// per test, so a regression is explained as the change at each site.
 struct CallSite {
-  /// The function, template arguments abbreviated ("Lru<…>::put(int)"): the key.
+  /// The function, template arguments abbreviated ("Lru<…>::put(int)").
   std::string function;
-  /// Where, for the reader ("lru.cpp:42"); "" when the debug info has no line.
+  /// The line ("lru.cpp:42"): with the function, the key; "" when the debug
+  /// info has no line.
   std::string location;
   std::uint64_t allocations = 0;
   std::uint64_t bytes = 0;
