@@ -480,21 +480,45 @@ TEST(GateTest, FreshRunsThatDisagreeShowVariationNotAChange) {
   // Judged again from the saved record: the same.
   EXPECT_EQ(judge(observation_of(r), &base, GatePolicy{}).verdict, Verdict::pass);
 
-  // Fresh runs that agree with each other (and not with the baseline) are a change.
+  // Sizes that grew while the count held: two agreeing fresh runs are weak
+  // evidence (c-ares's skip list draws its nodes' levels per process: 13752,
+  // 13768 or 13800 B, the same within a process), so up to four more are
+  // made, until one disagrees.
+  FakeExplainer drawn;
+  drawn.remeasure_results = {with_bytes(500, 20048), with_bytes(500, 20048), with_bytes(500, 20016),
+                             with_bytes(500, 20000)};
+  TestRecord random_sizes = record_of(run);
+  gate_test(random_sizes, run, &base, GatePolicy{}, drawn, Suppressions{}, ExplainOptions{5, false});
+  EXPECT_EQ(random_sizes.verdict, Verdict::pass) << random_sizes.message;
+  EXPECT_EQ(random_sizes.confirmations.size(), 3u);
+
+  // Six fresh runs that agree with each other (and not with the baseline) are a change.
   FakeExplainer agree;
-  agree.remeasure_results = {with_bytes(500, 20048), with_bytes(500, 20048)};
+  agree.remeasure_results = std::vector<Metrics>(6, with_bytes(500, 20048));
   TestRecord same = record_of(run);
   gate_test(same, run, &base, GatePolicy{}, agree, Suppressions{}, ExplainOptions{5, false});
   EXPECT_EQ(same.verdict, Verdict::regressed) << same.message;
+  EXPECT_EQ(same.confirmations.size(), 6u);
 
-  // A planted +1 allocation of 4 KiB moves every run beyond the spread.
+  // A planted +1 allocation of 4 KiB moves every run beyond the spread, and
+  // a count that grew takes the usual two fresh runs.
   FakeExplainer planted;
-  planted.remeasure_results = {with_bytes(501, 24144), with_bytes(501, 24112)};
+  planted.remeasure_results = {with_bytes(501, 24144), with_bytes(501, 24144), with_bytes(501, 24144)};
   Observation grown = run;
   grown.metrics = with_bytes(501, 24128);
   TestRecord changed = record_of(grown);
   EXPECT_NE(gate_test(changed, grown, &base, GatePolicy{}, planted, Suppressions{}, ExplainOptions{5, false}), "");
   EXPECT_EQ(changed.verdict, Verdict::regressed) << changed.message;
+  EXPECT_EQ(changed.confirmations.size(), 2u);
+
+  // A planted 16 B more in one block (the count held) is still caught: it repeats in every fresh run.
+  FakeExplainer bigger;
+  bigger.remeasure_results = std::vector<Metrics>(6, with_bytes(500, 20016));
+  Observation sized = run;
+  sized.metrics = with_bytes(500, 20016);
+  TestRecord larger = record_of(sized);
+  gate_test(larger, sized, &base, GatePolicy{}, bigger, Suppressions{}, ExplainOptions{5, false});
+  EXPECT_EQ(larger.verdict, Verdict::regressed) << larger.message;
 }
 
 // LevelDB's DBTest.GetEncountersEmptyLevel, as measured (bench/real_suites/

@@ -112,11 +112,19 @@ std::optional<std::string> variation_clears(const Metrics& run, const std::vecto
   Tolerances tolerances = baseline.tolerance ? *baseline.tolerance : Tolerances::for_mode(mode);
   std::string seen;
   for (MetricName m : kMetricNames) {
-    const std::uint64_t apart = get(highest, m) - get(fresh_low, m);
+    // The recorded runs' spread is evidence of the same variation: a metric
+    // the fresh runs happened to agree on may have varied when recorded.
+    const std::uint64_t recorded =
+        baseline.noise
+            ? get(baseline.noise->high, m) - std::min(get(baseline.noise->high, m), get(baseline.noise->low, m))
+            : 0;
+    const std::uint64_t fresh_apart = get(highest, m) - get(fresh_low, m);
+    const std::uint64_t apart = std::max(fresh_apart, recorded);
     if (apart == 0) continue;
     const std::uint64_t allowed = allowed_change(tolerances[m], get(baseline.metrics, m));
     tolerances[m] = Tolerance{saturating_count(static_cast<double>(allowed) + static_cast<double>(apart)), 0.0};
-    if (m == MetricName::allocations || m == MetricName::allocated_bytes || m == MetricName::peak_bytes) {
+    if (fresh_apart != 0 &&
+        (m == MetricName::allocations || m == MetricName::allocated_bytes || m == MetricName::peak_bytes)) {
       seen += (seen.empty() ? "" : ", ") + std::string(to_string(m)) + " " + std::to_string(get(fresh_low, m)) + "–" +
               std::to_string(get(highest, m));
     }
