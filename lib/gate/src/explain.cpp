@@ -33,7 +33,7 @@ void name_leaking_site(TestRecord& record) {
 
 // Fresh runs added to the first ones when they did not clear a regression
 // of a test that varies or may: code whose block sizes are drawn at random
-// per process (c-ares's skip list draws its nodes' levels) repeats a size
+// per process (a skip list that draws its nodes' levels) repeats a size
 // within a process and not across them, so two fresh runs are weak evidence
 // of its range; a change in the code repeats in every one of them.
 constexpr int kMoreConfirmations = 4;
