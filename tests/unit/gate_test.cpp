@@ -521,6 +521,51 @@ TEST(GateTest, FreshRunsThatDisagreeShowVariationNotAChange) {
   EXPECT_EQ(larger.verdict, Verdict::regressed) << larger.message;
 }
 
+// c-ares's MockChannelTest.SearchDomainsBare/ipv4_DefaultUDP as measured:
+// sizes drawn per process move its bytes by up to 144 B across fresh runs and
+// its peak with them, while the peak of the six fresh runs happened to agree
+// more closely (143432–143448) than the bytes did.
+TEST(GateTest, APeakThatMovesWithTheSizesDrawnIsVariation) {
+  auto measured = [](std::uint64_t allocations, std::uint64_t bytes, std::uint64_t peak) {
+    Metrics m = metrics(allocations);
+    m.allocated_bytes = bytes;
+    m.peak_bytes = peak;
+    return m;
+  };
+  BaselineEntry base = entry(1071);
+  base.metrics = measured(1071, 197968, 143400);
+  base.noise = NoiseBand{2, measured(1070, 197968, 143400), measured(1071, 197968, 143400)};
+  Observation run = observed(1072);
+  run.metrics = measured(1072, 198048, 143432);
+  FakeExplainer fresh;
+  fresh.remeasure_results = {measured(1072, 198080, 143432), measured(1071, 198048, 143432),
+                             measured(1072, 198000, 143432), measured(1070, 197936, 143432),
+                             measured(1072, 198032, 143448), measured(1071, 198016, 143432)};
+  TestRecord r = record_of(run);
+  gate_test(r, run, &base, GatePolicy{}, fresh, Suppressions{}, ExplainOptions{5, false});
+  EXPECT_EQ(r.verdict, Verdict::pass) << r.message;
+  EXPECT_NE(r.message.find("varies between runs"), std::string::npos) << r.message;
+
+  // A block of 4 KiB planted in it, live at the peak, moves every run beyond that spread.
+  auto planted = [&](Metrics m) {
+    m.allocations += 1;
+    m.allocated_bytes += 4096;
+    m.peak_bytes += 4096;
+    return m;
+  };
+  FakeExplainer fresh_planted;
+  for (const Metrics& m :
+       {measured(1072, 198080, 143432), measured(1071, 198048, 143432), measured(1072, 198000, 143432),
+        measured(1070, 197936, 143432), measured(1072, 198032, 143448), measured(1071, 198016, 143432)}) {
+    fresh_planted.remeasure_results.push_back(planted(m));
+  }
+  Observation grown = run;
+  grown.metrics = planted(*run.metrics);
+  TestRecord changed = record_of(grown);
+  gate_test(changed, grown, &base, GatePolicy{}, fresh_planted, Suppressions{}, ExplainOptions{5, false});
+  EXPECT_EQ(changed.verdict, Verdict::regressed) << changed.message;
+}
+
 // LevelDB's DBTest.GetEncountersEmptyLevel, as measured (bench/real_suites/
 // README.md, batch 4): when a background compaction lands before its reads,
 // its other threads allocate 130 KB more and the test 1.6% more bytes in the

@@ -111,15 +111,23 @@ std::optional<std::string> variation_clears(const Metrics& run, const std::vecto
   BaselineEntry widened = baseline;
   Tolerances tolerances = baseline.tolerance ? *baseline.tolerance : Tolerances::for_mode(mode);
   std::string seen;
-  for (MetricName m : kMetricNames) {
-    // The recorded runs' spread is evidence of the same variation: a metric
-    // the fresh runs happened to agree on may have varied when recorded.
+  // The recorded runs' spread is evidence of the same variation: a metric
+  // the fresh runs happened to agree on may have varied when recorded.
+  auto spread_of = [&](MetricName m) {
     const std::uint64_t recorded =
         baseline.noise
             ? get(baseline.noise->high, m) - std::min(get(baseline.noise->high, m), get(baseline.noise->low, m))
             : 0;
+    return std::max(get(highest, m) - get(fresh_low, m), recorded);
+  };
+  for (MetricName m : kMetricNames) {
     const std::uint64_t fresh_apart = get(highest, m) - get(fresh_low, m);
-    const std::uint64_t apart = std::max(fresh_apart, recorded);
+    std::uint64_t apart = spread_of(m);
+    // The peak moves by no more than the sizes drawn move the bytes
+    // allocated: a size drawn larger at the peak shows in both.
+    if (m == MetricName::peak_bytes) {
+      apart = std::max(apart, spread_of(MetricName::allocated_bytes));
+    }
     if (apart == 0) continue;
     const std::uint64_t allowed = allowed_change(tolerances[m], get(baseline.metrics, m));
     tolerances[m] = Tolerance{saturating_count(static_cast<double>(allowed) + static_cast<double>(apart)), 0.0};
