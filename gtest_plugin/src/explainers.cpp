@@ -54,9 +54,10 @@ RerunExplainer::~RerunExplainer() {
 Result<Explanation> RerunExplainer::explain(const std::string& test) {
   Explanation e;
   if (!own_profile_.empty()) {
-    e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2,
-                                 gate_call_sites_ ? &e.call_sites : nullptr);
-    e.call_sites_complete = gate_call_sites_;
+    std::vector<CallSite> all;
+    e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2, &all);
+    e.call_sites_complete = keeps_all_call_sites(gate_call_sites_, all);
+    if (e.call_sites_complete) e.call_sites = std::move(all);
     e.source = "this run";
     return e;
   }

@@ -39,6 +39,17 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Symb
 std::vector<StackSample> summarize_profile(const Profile& profile, Symbolizer& symbolizer, std::size_t limit,
                                            std::vector<CallSite>* all_call_sites = nullptr);
 
+/// A test with at most this many call sites keeps all of them (and says its
+/// list is complete), so a change at a line that allocates once is named by
+/// its line; one with more keeps its top sites, as gated tests keep all.
+inline constexpr std::size_t kAllCallSitesUpTo = 32;
+
+/// Whether `all` (every call site of a test) is kept whole: when the test
+/// gates its call sites (`gated`) or has at most kAllCallSitesUpTo of them.
+inline bool keeps_all_call_sites(bool gated, const std::vector<CallSite>& all) {
+  return gated || all.size() <= kAllCallSitesUpTo;
+}
+
 /// Re-runs one test of this binary in a child process (exact mode,
 /// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and
 /// reads the record the child writes. When the test already ran in exact

@@ -9,20 +9,25 @@
 namespace heapgate::gtest {
 
 void collect_stacks(TestRecord& record, PluginRun& run, const Profile* in_memory) {
-  record.call_sites_complete = gates_call_sites(record.name, run.options());
+  const bool gated = gates_call_sites(record.name, run.options());
+  std::vector<CallSite> all;
+  std::vector<StackSample> top;
   if (in_memory != nullptr) {
     // --heapgate_internal_call_sites: the parent keeps only a test's call
     // sites; its stacks would make the report tens of kilobytes a test.
-    std::vector<CallSite> all;
-    std::vector<StackSample> top = summarize_profile(*in_memory, run.symbolizer(), run.options().top_stacks * 2,
-                                                     record.call_sites_complete ? &all : nullptr);
-    record.call_sites = record.call_sites_complete ? std::move(all) : call_sites_of(without_gtest_overhead(top));
+    top = summarize_profile(*in_memory, run.symbolizer(), run.options().top_stacks * 2, &all);
+  } else if (!record.profiles.empty()) {
+    // Twice as many as it shows: the parent picks those that explain its verdict (explaining_stacks()).
+    record.stacks = summarize_profile(record.profiles.front(), run.symbolizer(), run.options().top_stacks * 2, &all);
+  } else {
     return;
   }
-  if (record.profiles.empty()) return;
-  // Twice as many as it shows: the parent picks those that explain its verdict (explaining_stacks()).
-  record.stacks = summarize_profile(record.profiles.front(), run.symbolizer(), run.options().top_stacks * 2,
-                                    record.call_sites_complete ? &record.call_sites : nullptr);
+  record.call_sites_complete = keeps_all_call_sites(gated, all);
+  if (record.call_sites_complete) {
+    record.call_sites = std::move(all);
+  } else if (in_memory != nullptr) {
+    record.call_sites = call_sites_of(without_gtest_overhead(top));
+  }
 }
 
 }  // namespace heapgate::gtest

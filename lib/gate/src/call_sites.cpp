@@ -106,8 +106,11 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
     }
     if (ch.allocations_delta() != 0 || ch.bytes_delta() != 0) list.push_back(std::move(ch));
   };
-  for (auto& [function, sides] : by_function) {
-    auto& [was, is] = sides;
+  for (auto& entry : by_function) {
+    // Named references, not structured bindings: a lambda may not capture those in C++17.
+    const std::string& function = entry.first;
+    std::vector<const CallSite*>& was = entry.second.first;
+    std::vector<const CallSite*>& is = entry.second.second;
     auto take = [&](auto matches) {
       for (auto w = was.begin(); w != was.end();) {
         auto i = std::find_if(is.begin(), is.end(), [&](const CallSite* c) { return matches(**w, *c); });
