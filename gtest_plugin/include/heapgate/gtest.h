@@ -76,8 +76,9 @@ struct Options {
   /// `--heapgate_confirm_runs=N` (default 2, 0 to 5): a test that regressed
   /// is measured again in up to N fresh child processes (`counters`); if one
   /// of them is within the baseline, the regression was timing noise and the
-  /// test passes with a note. When N ≥ 2 and the test varied when recorded
-  /// or only sizes grew, up to 4 more are made while none clears it.
+  /// test passes with a note. When N ≥ 2 and the test varied when recorded,
+  /// only sizes grew or the change is within 1%, up to 4 more are made while
+  /// none clears it.
   int confirm_runs = 2;
   /// `--heapgate_test_timeout=SECONDS` (default 600; 0: none): a test still
   /// running after this long is stopped by heapgate's watchdog, which writes

@@ -32,20 +32,28 @@ void name_leaking_site(TestRecord& record) {
 }
 
 // Fresh runs added to the first ones when they did not clear a regression
-// of a test that varies or may: code whose block sizes are drawn at random
-// per process (a skip list that draws its nodes' levels) repeats a size
-// within a process and not across them, so two fresh runs are weak evidence
-// of its range; a change in the code repeats in every one of them.
+// that random draws could make: code that draws per process (a skip list's
+// node levels, a hash table's seed and so its collisions) repeats a size or
+// a count within a process and not across them, so two fresh runs are weak
+// evidence of its range; a change in the code repeats in every one of them.
 constexpr int kMoreConfirmations = 4;
 
-bool sizes_only(const Comparison& regression) {
-  bool sizes = false;
+// A change of at most this part of a metric is small enough for a draw.
+constexpr double kSmallChange = 0.01;
+
+// The regression grew sizes only (the allocation count held), or grew each
+// metric by at most kSmallChange of it.
+bool drawn_by_chance(const Comparison& regression) {
+  bool sizes_only = true;
+  bool small = true;
+  bool grew = false;
   for (const MetricDelta& d : regression.deltas) {
     if (!d.grew) continue;
-    if (d.metric == MetricName::allocations || d.metric == MetricName::live_allocations) return false;
-    sizes = true;
+    grew = true;
+    if (d.metric == MetricName::allocations || d.metric == MetricName::live_allocations) sizes_only = false;
+    if (static_cast<double>(d.delta) > kSmallChange * static_cast<double>(d.baseline)) small = false;
   }
-  return sizes;
+  return grew && (sizes_only || small);
 }
 
 }  // namespace
@@ -171,9 +179,9 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     // until one clears the regression or none is left. The record keeps
     // them, so judging it again decides the same.
     // More fresh runs for a test that varies (its recorded runs differed) or
-    // may (only sizes grew), while they neither clear it nor show variation
-    // that does (judge()'s variation_clears()).
-    const bool may_vary = sizes_only(*regression) || (baseline != nullptr && baseline->noise.has_value());
+    // may (a change a draw could make), while they neither clear it nor show
+    // variation that does (judge()'s variation_clears()).
+    const bool may_vary = drawn_by_chance(*regression) || (baseline != nullptr && baseline->noise.has_value());
     const int more = options.confirm_runs >= 2 && may_vary ? kMoreConfirmations : 0;
     for (int i = 0; i < options.confirm_runs + more; ++i) {
       if (i >= options.confirm_runs && baseline != nullptr &&

@@ -72,8 +72,8 @@ struct ExplainOptions {
   int leak_repetitions = 3;
   /// Fresh runs that may clear a regression (--heapgate_confirm_runs): a
   /// regression stands only when every one of them regresses too. 0: none.
-  /// At least 2 of them and a test that varied when recorded or grew in
-  /// sizes only: up to 4 more while none clears it.
+  /// At least 2 of them and a test that varied when recorded, grew in sizes
+  /// only or by at most 1%: up to 4 more while none clears it.
   int confirm_runs = 2;
   /// Measure every test alone too (--heapgate_measure_alone): one fresh
   /// process per test (`explainer.remeasure()`), kept as TestRecord::alone so
