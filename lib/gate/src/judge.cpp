@@ -114,10 +114,7 @@ std::optional<std::string> variation_clears(const Metrics& run, const std::vecto
   // The recorded runs' spread is evidence of the same variation: a metric
   // the fresh runs happened to agree on may have varied when recorded.
   auto spread_of = [&](MetricName m) {
-    const std::uint64_t recorded =
-        baseline.noise
-            ? get(baseline.noise->high, m) - std::min(get(baseline.noise->high, m), get(baseline.noise->low, m))
-            : 0;
+    const std::uint64_t recorded = baseline.noise ? spread(*baseline.noise, m) : 0;
     return std::max(get(highest, m) - get(fresh_low, m), recorded);
   };
   for (MetricName m : kMetricNames) {
