@@ -32,3 +32,14 @@ heapgate_add_test(untuned_test JEMALLOC
   SOURCES e2e/untuned_test.cpp LABELS e2e runner
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
 add_dependencies(untuned_test heapgate_cli untuned_suite)
+# What other threads allocate is gated: a handler planted with one more block
+# per request fails on a pool per test, a shared pool, a detached thread and
+# an executor (label threads; docs/design.md §6a).
+add_executable(worker_suite e2e/worker_suite.cpp)
+target_link_libraries(worker_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+target_compile_options(worker_suite PRIVATE -g -fno-omit-frame-pointer)
+heapgate_add_test(worker_test JEMALLOC
+  SOURCES e2e/worker_test.cpp LABELS e2e runner threads
+  DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\""
+              "WORKER_SUITE_SOURCE=\"${CMAKE_CURRENT_SOURCE_DIR}/e2e/worker_suite.cpp\"")
+add_dependencies(worker_test heapgate_cli worker_suite)

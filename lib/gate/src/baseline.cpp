@@ -83,8 +83,8 @@ AllocationCount read_allocation_count(JsonReader& r, const json& value, const st
   return out;
 }
 
-OwnThreadBand read_own_thread_band(JsonReader& r, const json& value, const std::string& pointer) {
-  OwnThreadBand band;
+ThreadPartBand read_thread_part_band(JsonReader& r, const json& value, const std::string& pointer) {
+  ThreadPartBand band;
   if (!r.object(value, pointer)) return band;
   r.only_keys(value, pointer, {"high", "low"});
   if (const json* low = r.member(value, pointer, "low", true)) {
@@ -100,7 +100,7 @@ OwnThreadBand read_own_thread_band(JsonReader& r, const json& value, const std::
   return band;
 }
 
-json own_thread_band_to_json(const OwnThreadBand& band) {
+json thread_part_band_to_json(const ThreadPartBand& band) {
   return json{{"low", {{"allocations", band.low.allocations}, {"bytes", band.low.bytes}}},
               {"high", {{"allocations", band.high.allocations}, {"bytes", band.high.bytes}}}};
 }
@@ -111,8 +111,8 @@ bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
   return a.metrics == b.metrics && a.mode == b.mode && a.tolerance == b.tolerance && a.top_stacks == b.top_stacks &&
          a.call_sites == b.call_sites && a.setup_residue == b.setup_residue && a.noise == b.noise &&
          a.standard_errors == b.standard_errors && a.call_sites_complete == b.call_sites_complete &&
-         a.other_threads == b.other_threads && a.own_thread == b.own_thread && a.alone == b.alone &&
-         a.not_measured == b.not_measured;
+         a.other_threads == b.other_threads && a.own_thread == b.own_thread &&
+         a.other_threads_band == b.other_threads_band && a.alone == b.alone && a.not_measured == b.not_measured;
 }
 
 std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
@@ -179,9 +179,10 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
       std::string p = pointer_append("/tests", it.key());
       const json& e = it.value();
       if (!r.object(e, p)) break;
-      r.only_keys(e, p,
-                  {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "not_measured",
-                   "other_threads", "own_thread", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
+      r.only_keys(
+          e, p,
+          {"alone", "call_sites", "call_sites_complete", "metrics", "mode", "noise", "not_measured", "other_threads",
+           "other_threads_band", "own_thread", "setup_residue", "standard_errors", "tolerance", "top_stacks"});
       BaselineEntry entry;
       if (const json* mode = r.member(e, p, "mode", true)) entry.mode = read_mode(r, *mode, pointer_append(p, "mode"));
       if (const json* n = r.member(e, p, "not_measured", false)) {
@@ -209,7 +210,10 @@ Result<Baseline> parse_baseline_json(std::string_view text, std::string_view sou
         entry.other_threads = allocated_part(entry.other_threads);
       }
       if (const json* own = r.member(e, p, "own_thread", false)) {
-        entry.own_thread = read_own_thread_band(r, *own, pointer_append(p, "own_thread"));
+        entry.own_thread = read_thread_part_band(r, *own, pointer_append(p, "own_thread"));
+      }
+      if (const json* others = r.member(e, p, "other_threads_band", false)) {
+        entry.other_threads_band = read_thread_part_band(r, *others, pointer_append(p, "other_threads_band"));
       }
       if (const json* complete = r.member(e, p, "call_sites_complete", false)) {
         entry.call_sites_complete = r.boolean(*complete, pointer_append(p, "call_sites_complete"));
@@ -266,7 +270,8 @@ std::string to_json(const Baseline& baseline) {
     if (entry.call_sites_complete) e["call_sites_complete"] = true;
     if (!entry.other_threads.empty())
       e["other_threads"] = detail::thread_share_to_json(entry.other_threads, /*with_scheduling=*/false);
-    if (entry.own_thread) e["own_thread"] = own_thread_band_to_json(*entry.own_thread);
+    if (entry.own_thread) e["own_thread"] = thread_part_band_to_json(*entry.own_thread);
+    if (entry.other_threads_band) e["other_threads_band"] = thread_part_band_to_json(*entry.other_threads_band);
     if (entry.setup_residue) e["setup_residue"] = true;
     if (entry.standard_errors) e["standard_errors"] = detail::metrics_to_json(*entry.standard_errors);
     if (entry.noise) e["noise"] = band_to_json(*entry.noise);
@@ -347,9 +352,9 @@ NoiseBand shifted(const NoiseBand& band, const Metrics& old_metrics, const Metri
   return out;
 }
 
-// One accepted run of a threaded test: its own thread's part near the band
-// (within one width of it) widens the band; farther out it is an intended
-// change and the run's part replaces it. The most other threads made stays
+// One accepted run of a threaded test: its own thread's part, or its other
+// threads', near the band (within one width of it) widens the band; farther
+// out it is an intended change and the run's part replaces it. The most other threads made stays
 // the most either saw.
 void accept_into_threads(const BaselineEntry& old, BaselineEntry& fresh) {
   if (old.other_threads.empty() || fresh.other_threads.empty()) return;
@@ -359,14 +364,16 @@ void accept_into_threads(const BaselineEntry& old, BaselineEntry& fresh) {
     const std::uint64_t width = high - low;
     return width > 0 && v + width >= low && v <= high + width;
   };
-  const OwnThreadBand& band = *old.own_thread;
-  const AllocationCount own = fresh.own_thread->high;
-  if (near(band.low.allocations, band.high.allocations, own.allocations) &&
-      near(band.low.bytes, band.high.bytes, own.bytes)) {
-    OwnThreadBand widened = band;
-    widen(widened, *fresh.own_thread);
-    fresh.own_thread = widened;
-  }
+  auto accept_band = [&near](const ThreadPartBand& band, ThreadPartBand& run) {
+    const AllocationCount part = run.high;
+    if (near(band.low.allocations, band.high.allocations, part.allocations) &&
+        near(band.low.bytes, band.high.bytes, part.bytes)) {
+      widen(run, band);
+    }
+  };
+  accept_band(*old.own_thread, *fresh.own_thread);
+  if (old.other_threads_band && fresh.other_threads_band)
+    accept_band(*old.other_threads_band, *fresh.other_threads_band);
 }
 
 }  // namespace

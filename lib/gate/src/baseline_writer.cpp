@@ -98,15 +98,18 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.call_sites = t.call_sites;
     e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
     // Over the run and its samples: the most other threads made, and the
-    // band of what the test's own thread made. Not how often they ran or the
+    // bands of what the test's own thread and its other threads made. Not how often they ran or the
     // test waited: that follows the machine's load, not the code.
     e.other_threads = allocated_part(t.other_threads);
     for (const Measurement& sample : t.samples) keep_most(e.other_threads, allocated_part(sample.other_threads));
     if (!e.other_threads.empty()) {
       const AllocationCount own = own_thread_part(t.metrics, t.other_threads);
-      OwnThreadBand band{own, own};
+      ThreadPartBand band{own, own};
       for (const Measurement& sample : t.samples) widen(band, own_thread_part(sample.metrics, sample.other_threads));
       e.own_thread = band;
+      ThreadPartBand others{other_threads_part(t.other_threads), other_threads_part(t.other_threads)};
+      for (const Measurement& sample : t.samples) widen(others, other_threads_part(sample.other_threads));
+      e.other_threads_band = others;
     }
     e.setup_residue = t.setup_residue && t.metrics.live_allocations > 0;
     if (t.mode == Mode::sampled) e.standard_errors = t.standard_errors;

@@ -52,15 +52,24 @@ std::map<std::string, BaselineEntry> calibrated_entries(const std::vector<Report
     // The own thread's band over every run; a run no other thread ran in
     // made all of its allocations on it.
     entry.own_thread = std::nullopt;
+    entry.other_threads_band = std::nullopt;
     if (!entry.other_threads.empty()) {
       for (const BaselineEntry* e : seen) {
-        const OwnThreadBand run_band =
+        const ThreadPartBand run_band =
             e->own_thread ? *e->own_thread
-                          : OwnThreadBand{own_thread_part(e->metrics, {}), own_thread_part(e->metrics, {})};
+                          : ThreadPartBand{own_thread_part(e->metrics, {}), own_thread_part(e->metrics, {})};
         if (entry.own_thread) {
           widen(*entry.own_thread, run_band);
         } else {
           entry.own_thread = run_band;
+        }
+        const AllocationCount others = other_threads_part(e->other_threads);
+        const ThreadPartBand others_band =
+            e->other_threads_band ? *e->other_threads_band : ThreadPartBand{others, others};
+        if (entry.other_threads_band) {
+          widen(*entry.other_threads_band, others_band);
+        } else {
+          entry.other_threads_band = others_band;
         }
       }
     }

@@ -181,11 +181,15 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
     // More fresh runs for a test that varies (its recorded runs differed) or
     // may (a change a draw could make), while they neither clear it nor show
     // variation that does (judge()'s variation_clears()).
-    const bool may_vary = drawn_by_chance(*regression) || (baseline != nullptr && baseline->noise.has_value());
+    // Work on other threads varies with scheduling more than a test's own
+    // thread does: theirs earns the same.
+    const bool may_vary = drawn_by_chance(*regression) || regression->other_threads_grew ||
+                          (baseline != nullptr && baseline->noise.has_value());
     const int more = options.confirm_runs >= 2 && may_vary ? kMoreConfirmations : 0;
     for (int i = 0; i < options.confirm_runs + more; ++i) {
       if (i >= options.confirm_runs && baseline != nullptr &&
-          variation_clears(*observation.metrics, observation.confirmations, *baseline, observation.mode)) {
+          variation_clears(Measurement{*observation.metrics, observation.other_threads}, observation.confirmations,
+                           *baseline, observation.mode)) {
         break;
       }
       Result<Measurement> again =

@@ -90,9 +90,55 @@ std::optional<std::string> confirmation_clears(const Measurement& run, const Bas
   return std::nullopt;
 }
 
-std::optional<std::string> variation_clears(const Metrics& run, const std::vector<Measurement>& fresh,
+namespace {
+
+// variation_clears()'s rule for each part of a threaded test: the lowest of
+// the run and the fresh runs in each part, against the part's band widened
+// on each side by how far the fresh runs' parts were apart.
+bool parts_clear(const Measurement& run, const std::vector<Measurement>& fresh, const BaselineEntry& baseline,
+                 Mode mode) {
+  AllocationCount own_low = own_thread_part(run.metrics, run.other_threads);
+  AllocationCount other_low = other_threads_part(run.other_threads);
+  const AllocationCount first_own = own_thread_part(fresh.front().metrics, fresh.front().other_threads);
+  const AllocationCount first_other = other_threads_part(fresh.front().other_threads);
+  ThreadPartBand own_fresh{first_own, first_own};
+  ThreadPartBand other_fresh{first_other, first_other};
+  for (const Measurement& f : fresh) {
+    const AllocationCount own = own_thread_part(f.metrics, f.other_threads);
+    const AllocationCount other = other_threads_part(f.other_threads);
+    widen(own_fresh, own);
+    widen(other_fresh, other);
+    own_low = {std::min(own_low.allocations, own.allocations), std::min(own_low.bytes, own.bytes)};
+    other_low = {std::min(other_low.allocations, other.allocations), std::min(other_low.bytes, other.bytes)};
+  }
+  auto widened = [](ThreadPartBand band, const ThreadPartBand& apart) {
+    const AllocationCount by{apart.high.allocations - apart.low.allocations, apart.high.bytes - apart.low.bytes};
+    band.low = {band.low.allocations - std::min(band.low.allocations, by.allocations),
+                band.low.bytes - std::min(band.low.bytes, by.bytes)};
+    band.high = {band.high.allocations + by.allocations, band.high.bytes + by.bytes};
+    return band;
+  };
+  BaselineEntry parts = baseline;
+  parts.own_thread = widened(*baseline.own_thread, own_fresh);
+  const AllocationCount most = other_threads_part(baseline.other_threads);
+  parts.other_threads_band = widened(baseline.other_threads_band.value_or(ThreadPartBand{most, most}), other_fresh);
+  Metrics lowest = run.metrics;
+  lowest.allocations = own_low.allocations + other_low.allocations;
+  lowest.allocated_bytes = own_low.bytes + other_low.bytes;
+  ThreadShare others = run.other_threads;
+  others.allocations = other_low.allocations;
+  others.bytes = other_low.bytes;
+  const Comparison again =
+      compare_to_baseline(lowest, &parts, Tolerances::for_mode(mode), mode, std::nullopt, {}, &others);
+  return again.verdict != Verdict::regressed;
+}
+
+}  // namespace
+
+std::optional<std::string> variation_clears(const Measurement& measured, const std::vector<Measurement>& fresh,
                                             const BaselineEntry& baseline, Mode mode) {
   if (fresh.size() < 2) return std::nullopt;
+  const Metrics& run = measured.metrics;
   // Per metric: how far apart the fresh runs were, and the lowest of them
   // and the run. The fresh runs are alike (each a process of its own), so
   // their disagreement is the test's own variation; the run in the suite
@@ -140,6 +186,9 @@ std::optional<std::string> variation_clears(const Metrics& run, const std::vecto
   widened.own_thread = std::nullopt;
   const Comparison again = compare_to_baseline(lowest, &widened, tolerances, mode);
   if (again.verdict == Verdict::regressed) return std::nullopt;
+  if (baseline.own_thread && !baseline.other_threads.empty() && !parts_clear(measured, fresh, baseline, mode)) {
+    return std::nullopt;
+  }
   return "varies between runs: " + std::to_string(fresh.size()) + " fresh runs of it measured " + seen +
          ", and the lowest of them and this run is within the baseline's limits widened by that spread: the "
          "test's own variation, not a change";
@@ -252,7 +301,8 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       }
     }
     if (compared == Verdict::regressed && baseline != nullptr) {
-      if (auto varied = variation_clears(m, observation.confirmations, *baseline, observation.mode)) {
+      if (auto varied = variation_clears(Measurement{m, observation.other_threads}, observation.confirmations,
+                                         *baseline, observation.mode)) {
         line(notes, "not a regression: " + comparison.explanation.substr(0, comparison.explanation.find(';')) +
                         ". It " + *varied + ".");
         compared = Verdict::pass;

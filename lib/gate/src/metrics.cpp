@@ -206,17 +206,19 @@ bool operator==(const AllocationCount& a, const AllocationCount& b) noexcept {
 }
 bool operator!=(const AllocationCount& a, const AllocationCount& b) noexcept { return !(a == b); }
 
-bool operator==(const OwnThreadBand& a, const OwnThreadBand& b) noexcept { return a.low == b.low && a.high == b.high; }
-bool operator!=(const OwnThreadBand& a, const OwnThreadBand& b) noexcept { return !(a == b); }
+bool operator==(const ThreadPartBand& a, const ThreadPartBand& b) noexcept {
+  return a.low == b.low && a.high == b.high;
+}
+bool operator!=(const ThreadPartBand& a, const ThreadPartBand& b) noexcept { return !(a == b); }
 
-void widen(OwnThreadBand& band, const AllocationCount& own) noexcept {
-  band.low.allocations = std::min(band.low.allocations, own.allocations);
-  band.low.bytes = std::min(band.low.bytes, own.bytes);
-  band.high.allocations = std::max(band.high.allocations, own.allocations);
-  band.high.bytes = std::max(band.high.bytes, own.bytes);
+void widen(ThreadPartBand& band, const AllocationCount& part) noexcept {
+  band.low.allocations = std::min(band.low.allocations, part.allocations);
+  band.low.bytes = std::min(band.low.bytes, part.bytes);
+  band.high.allocations = std::max(band.high.allocations, part.allocations);
+  band.high.bytes = std::max(band.high.bytes, part.bytes);
 }
 
-void widen(OwnThreadBand& band, const OwnThreadBand& other) noexcept {
+void widen(ThreadPartBand& band, const ThreadPartBand& other) noexcept {
   widen(band, other.low);
   widen(band, other.high);
 }
@@ -225,6 +227,8 @@ AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other
   auto less = [](std::uint64_t total, std::uint64_t part) { return total - std::min(total, part); };
   return {less(metrics.allocations, other_threads.allocations), less(metrics.allocated_bytes, other_threads.bytes)};
 }
+
+AllocationCount other_threads_part(const ThreadShare& share) noexcept { return {share.allocations, share.bytes}; }
 
 std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own,
                                    std::uint64_t largest_block) noexcept {

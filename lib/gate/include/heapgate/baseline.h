@@ -116,7 +116,13 @@ struct BaselineEntry {
   /// against this band; the other threads' part is shown, not gated
   /// (compare_to_baseline()).
   /// Absent in baselines recorded before it: those are judged by their totals.
-  std::optional<OwnThreadBand> own_thread = std::nullopt;
+  std::optional<ThreadPartBand> own_thread = std::nullopt;
+  /// What the other threads made, lowest and highest over the runs that
+  /// recorded it (JSON "other_threads_band", written with `own_thread`):
+  /// their part is gated against it too, widened when it varied
+  /// (compare_to_baseline()). Absent in baselines recorded before it: their
+  /// part is then judged against `other_threads` as a band that varied.
+  std::optional<ThreadPartBand> other_threads_band = std::nullopt;
   /// The test's metrics run alone, in a fresh process of its own (JSON
   /// "alone": {"runs": N, "low": {metrics}, "high": {metrics}}, absent when
   /// not measured; `--heapgate_measure_alone`, which `heapgate run

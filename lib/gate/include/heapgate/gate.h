@@ -182,10 +182,13 @@ std::optional<std::string> improvement_clears(const Measurement& fresh, const Ba
 /// metric, is within the
 /// baseline's limits (compare_to_baseline()) with each metric's tolerance
 /// widened by how far they were apart; a change beyond that still
-/// regresses. Returns
-/// the note that says so, or nullopt when the runs agree or the lowest
-/// regresses too. Pure.
-std::optional<std::string> variation_clears(const Metrics& run, const std::vector<Measurement>& fresh,
+/// regresses. A threaded test judged in parts (compare_to_baseline()) must
+/// also clear in each part: the lowest own-thread and other-threads parts,
+/// each against its band widened by how far that part was apart in the
+/// fresh runs, so the totals' wider band lets no part's change through.
+/// Returns the note that says so, or nullopt when the runs agree or the
+/// lowest regresses too. Pure.
+std::optional<std::string> variation_clears(const Measurement& run, const std::vector<Measurement>& fresh,
                                             const BaselineEntry& baseline, Mode mode);
 
 /// Decides one test. The rules, in order:
@@ -224,6 +227,10 @@ struct Comparison {
   /// 28112); …", so a team sees which tests vary, by how much, and where this
   /// run fell. Empty otherwise.
   std::string note;
+  /// The other threads' part grew beyond its band (a threaded test judged in
+  /// parts): work on a pool's workers or a background thread, whose
+  /// scheduling may vary, so the regression earns more fresh runs.
+  bool other_threads_grew = false;
 };
 /// Compares `current` with `baseline` (a null baseline: the test is new), for
 /// step 5 of judge(). The tolerances are the entry's own override if it has
@@ -239,10 +246,11 @@ struct Comparison {
 /// A threaded test (the entry has `other_threads`) whose entry knows its own
 /// thread's band (`own_thread`) and whose run says what its other threads
 /// made (`current_other_threads`) is gated in allocations and
-/// allocated_bytes on its own thread's part: against that band (widened as a
-/// noise band when it varied), the tolerance and scheduling_allowance(). The
-/// other threads' part is shown, not gated. Otherwise the totals are judged
-/// with scheduling_allowance() (docs/design.md §6a).
+/// allocated_bytes in two parts: its own thread's against that band (widened
+/// as a noise band when it varied), the tolerance and scheduling_allowance();
+/// its other threads' against theirs (`other_threads_band`), likewise, in
+/// growth only (work that lands outside the test is scheduling). Otherwise
+/// the totals are judged with scheduling_allowance() (docs/design.md §6a).
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
                                std::optional<Mode> current_mode = std::nullopt,
                                const std::optional<Metrics>& current_errors = std::nullopt,

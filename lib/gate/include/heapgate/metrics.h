@@ -225,22 +225,26 @@ struct NoiseBand {
 bool operator==(const NoiseBand& a, const NoiseBand& b) noexcept;
 bool operator!=(const NoiseBand& a, const NoiseBand& b) noexcept;
 
-/// What a threaded test's own thread allocated (its metrics less its other
-/// threads' share), lowest and highest over the runs that recorded it.
-struct OwnThreadBand {
+/// What one part of a threaded test allocated, lowest and highest over the
+/// runs that recorded it: its own thread's (its metrics less its other
+/// threads' share), or its other threads'.
+struct ThreadPartBand {
   AllocationCount low;
   AllocationCount high;
 };
-bool operator==(const OwnThreadBand& a, const OwnThreadBand& b) noexcept;
-bool operator!=(const OwnThreadBand& a, const OwnThreadBand& b) noexcept;
+bool operator==(const ThreadPartBand& a, const ThreadPartBand& b) noexcept;
+bool operator!=(const ThreadPartBand& a, const ThreadPartBand& b) noexcept;
 
-/// Widens `band` to hold `own`, or all of `other`.
-void widen(OwnThreadBand& band, const AllocationCount& own) noexcept;
-void widen(OwnThreadBand& band, const OwnThreadBand& other) noexcept;
+/// Widens `band` to hold `part`, or all of `other`.
+void widen(ThreadPartBand& band, const AllocationCount& part) noexcept;
+void widen(ThreadPartBand& band, const ThreadPartBand& other) noexcept;
 
 /// The test's own thread's part of `metrics`: its allocations and
 /// allocated bytes less what other threads made (saturating at 0).
 AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other_threads) noexcept;
+
+/// The other threads' part of a run: what `share` says they allocated.
+AllocationCount other_threads_part(const ThreadShare& share) noexcept;
 
 /// The share of other threads' allocations a test may gain or lose by
 /// scheduling alone: 1%.

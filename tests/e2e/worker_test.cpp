@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// What other threads allocate is gated (docs/design.md §6a, "A threaded test
+// in two parts"), through the documented CI path on worker_suite.cpp: the
+// first run records, later runs of the unchanged build pass, and one more
+// block per request in the handler fails every test whose requests it
+// handles — on a pool per test, a shared service pool, a detached thread,
+// an executor or the test's own thread — named at the planted line.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "heapgate/report.h"
+#include "heapgate/sys.h"
+#include "test_support.h"
+
+namespace heapgate {
+namespace {
+
+// The line of worker_suite.cpp that holds the planted allocation.
+int planted_line() {
+  std::ifstream source(WORKER_SUITE_SOURCE);
+  std::string text;
+  for (int line = 1; std::getline(source, text); ++line) {
+    if (text.find("planted: one more block per request") != std::string::npos &&
+        text.find("malloc") != std::string::npos) {
+      return line;
+    }
+  }
+  return 0;
+}
+
+class Workers : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HEAPGATE_REQUIRE_COUNTERS();
+    dir_ = testing::make_temp_dir();
+  }
+
+  // `heapgate run` as ci/gate.sh runs it: sharded, strict.
+  sys::ProcessResult gate(const std::string& report, std::vector<std::string> env = {}) {
+    const std::vector<std::string> args{HEAPGATE_CLI_PATH,
+                                        "run",
+                                        "--progress",
+                                        "none",
+                                        "--strict",
+                                        "--baselines",
+                                        dir_ + "/baselines",
+                                        "--report",
+                                        report,
+                                        "--jobs",
+                                        "2",
+                                        "--",
+                                        testing::helper_binary("worker_suite")};
+    sys::ProcessOptions options;
+    options.unset_env = testing::suite_unset_env();
+    options.extra_env = std::move(env);
+    auto ran = sys::run_process(args, options);
+    EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
+    return ran ? *ran : sys::ProcessResult{};
+  }
+
+  std::vector<TestRecord> records(const std::string& report) {
+    auto r = read_report(report + "/worker_suite.json");
+    EXPECT_TRUE(r) << (r ? "" : r.error().message());
+    return r ? r->tests : std::vector<TestRecord>{};
+  }
+
+  std::string dir_;
+};
+
+TEST_F(Workers, AHandlerThatAllocatesMoreFailsWhereverItRuns) {
+  const int line = planted_line();
+  ASSERT_GT(line, 0) << "the planted line's marker is missing from " << WORKER_SUITE_SOURCE;
+  const sys::ProcessResult first = gate(dir_ + "/report-1");
+  ASSERT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
+  const sys::ProcessResult quiet = gate(dir_ + "/report-2");
+  EXPECT_EQ(quiet.exit_code, 0) << quiet.stdout_text << quiet.stderr_text;
+
+  const sys::ProcessResult planted = gate(dir_ + "/report-planted", {"WORKER_PLANT=1"});
+  EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text << planted.stderr_text;
+  const std::string at = "worker_suite.cpp:" + std::to_string(line) + ")";
+  const std::vector<TestRecord> tests = records(dir_ + "/report-planted");
+  EXPECT_EQ(tests.size(), 6u);
+  for (const TestRecord& t : tests) {
+    EXPECT_EQ(t.verdict, Verdict::regressed) << t.name << ": " << t.message;
+    EXPECT_NE(t.message.find(at), std::string::npos) << t.name << " does not name " << at << ": " << t.message;
+    if (t.name != "OwnThread.HandlesFortyRequests") {
+      // The part that grew is the other threads'.
+      EXPECT_NE(t.message.find("other threads made"), std::string::npos) << t.name << ": " << t.message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace heapgate
