@@ -84,12 +84,25 @@ TEST_F(Workers, AHandlerThatAllocatesMoreFailsWhereverItRuns) {
   const std::string at = "worker_suite.cpp:" + std::to_string(line) + ")";
   const std::vector<TestRecord> tests = records(dir_ + "/report-planted");
   EXPECT_EQ(tests.size(), 6u);
+  // The Markdown report lists the threaded tests with what was gated how.
+  auto markdown = sys::read_file(dir_ + "/report-planted/worker_suite.md");
+  ASSERT_TRUE(markdown) << markdown.error().message();
+  EXPECT_NE(markdown->find("5 threaded tests: gated in two parts"), std::string::npos) << *markdown;
+  const std::size_t row = markdown->find("| `PoolPerTest.HandlesFiftyRequests` | regressed | own thread ");
+  ASSERT_NE(row, std::string::npos) << *markdown;
+  const std::string pool_row = markdown->substr(row, markdown->find('\n', row) - row);
+  EXPECT_NE(pool_row.find("other threads "), std::string::npos) << pool_row;
+  EXPECT_NE(pool_row.find("(grew)"), std::string::npos) << pool_row;
   for (const TestRecord& t : tests) {
     EXPECT_EQ(t.verdict, Verdict::regressed) << t.name << ": " << t.message;
     EXPECT_NE(t.message.find(at), std::string::npos) << t.name << " does not name " << at << ": " << t.message;
     if (t.name != "OwnThread.HandlesFortyRequests") {
       // The part that grew is the other threads'.
       EXPECT_NE(t.message.find("other threads made"), std::string::npos) << t.name << ": " << t.message;
+      // The record says what was gated how: the other threads' part beyond its limit.
+      EXPECT_TRUE(t.thread_parts &&
+                  t.thread_parts->other_threads.now.allocations > t.thread_parts->other_threads.limit.allocations)
+          << t.name;
     }
   }
 }

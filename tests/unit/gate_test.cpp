@@ -1498,6 +1498,30 @@ TEST(ThreadedInParts, EachPartIsGatedAgainstItsOwnBand) {
                                          "135, limit 179)"),
             std::string::npos)
       << others_grew.explanation;
+  // What was gated how, for the report: both parts banded (the totals
+  // varied when recorded), each with its band and limit; kept through the
+  // report's JSON.
+  ASSERT_TRUE(others_grew.parts);
+  EXPECT_TRUE(others_grew.parts->own_thread.banded);
+  EXPECT_TRUE(others_grew.parts->other_threads.banded);
+  EXPECT_EQ(others_grew.parts->other_threads.now, (AllocationCount{180, 51440}));
+  EXPECT_EQ(others_grew.parts->other_threads.recorded, (ThreadPartBand{{93, 43200}, {135, 46640}}));
+  EXPECT_EQ(others_grew.parts->other_threads.limit.allocations, 179u);
+  Observation threaded_run;
+  threaded_run.mode = Mode::counters;
+  threaded_run.metrics = total(own, handler_grew);
+  threaded_run.other_threads = handler_grew;
+  TestRecord judged_record;
+  judged_record.name = "S.T";
+  apply(judge(threaded_run, &e, GatePolicy{}), judged_record);
+  ASSERT_TRUE(judged_record.thread_parts);
+  EXPECT_EQ(*judged_record.thread_parts, *others_grew.parts);
+  Report with_parts;
+  with_parts.run.binary = "b";
+  with_parts.tests = {judged_record};
+  auto reread_parts = parse_report_json(to_json(with_parts), "r.json");
+  ASSERT_TRUE(reread_parts) << reread_parts.error().message();
+  EXPECT_EQ(reread_parts->tests[0].thread_parts, judged_record.thread_parts);
   // One worker did it all: fewer on other threads is not an improvement.
   const ThreadShare alone_worker{93, 43200, 2};
   EXPECT_EQ(compare_to_baseline(total(own, alone_worker), &e, Tolerances::strict(), Mode::counters, std::nullopt, {},
@@ -1549,6 +1573,11 @@ TEST(ThreadedInParts, EachPartIsGatedAgainstItsOwnBand) {
   steady.noise.reset();
   steady.other_threads_band = ThreadPartBand{{135, 46640}, {135, 46640}};
   const ThreadShare as_recorded{135, 46640, 12};
+  const Comparison exact = compare_to_baseline(total(own, as_recorded), &steady, Tolerances::strict(), Mode::counters,
+                                               std::nullopt, {}, &as_recorded);
+  ASSERT_TRUE(exact.parts);
+  EXPECT_FALSE(exact.parts->own_thread.banded);
+  EXPECT_FALSE(exact.parts->other_threads.banded);
   const AllocationCount three_more{173, 25168 + 3 * 32};
   EXPECT_EQ(compare_to_baseline(total(three_more, as_recorded), &steady, Tolerances::strict(), Mode::counters,
                                 std::nullopt, {}, &as_recorded)

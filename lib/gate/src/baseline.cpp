@@ -72,26 +72,15 @@ json band_to_json(const NoiseBand& band) {
       {"runs", band.runs}, {"low", detail::metrics_to_json(band.low)}, {"high", detail::metrics_to_json(band.high)}};
 }
 
-AllocationCount read_allocation_count(JsonReader& r, const json& value, const std::string& pointer) {
-  AllocationCount out;
-  if (!r.object(value, pointer)) return out;
-  r.only_keys(value, pointer, {"allocations", "bytes"});
-  if (const json* f = r.member(value, pointer, "allocations", true)) {
-    out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
-  }
-  if (const json* f = r.member(value, pointer, "bytes", true)) out.bytes = r.u64(*f, pointer_append(pointer, "bytes"));
-  return out;
-}
-
 ThreadPartBand read_thread_part_band(JsonReader& r, const json& value, const std::string& pointer) {
   ThreadPartBand band;
   if (!r.object(value, pointer)) return band;
   r.only_keys(value, pointer, {"high", "low"});
   if (const json* low = r.member(value, pointer, "low", true)) {
-    band.low = read_allocation_count(r, *low, pointer_append(pointer, "low"));
+    band.low = detail::read_allocation_count(r, *low, pointer_append(pointer, "low"));
   }
   if (const json* high = r.member(value, pointer, "high", true)) {
-    band.high = read_allocation_count(r, *high, pointer_append(pointer, "high"));
+    band.high = detail::read_allocation_count(r, *high, pointer_append(pointer, "high"));
   }
   if (r.ok() && (band.low.allocations > band.high.allocations || band.low.bytes > band.high.bytes)) {
     r.fail_at(pointer_append(pointer, "low"), "is above the band's high value",

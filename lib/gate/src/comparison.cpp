@@ -83,6 +83,10 @@ struct PartsJudgement {
   bool others_grew = false;
   /// How far the part that moved may move in the direction it moved.
   std::uint64_t limit = 0;
+  /// Each part's count, recorded band and upper limit in this metric.
+  std::uint64_t own = 0, own_upper = 0, other = 0, other_upper = 0;
+  bool own_banded = false;
+  bool others_banded = false;
   /// "its own thread made 170 (recorded 170, limit 172); other threads made
   /// 391 (recorded 304–305, limit 339)".
   std::string text;
@@ -133,6 +137,12 @@ PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Me
       widened_limits(other_low, other_high, others_vary, other_high, tolerance, allowance).upper;
   j.others_grew = other > other_upper;
   if (j.others_grew && !j.grew) j.limit = other_upper - other_high;
+  j.own = own;
+  j.own_upper = upper;
+  j.own_banded = varies;
+  j.other = other;
+  j.other_upper = other_upper;
+  j.others_banded = others_vary;
   j.grew = j.grew || j.others_grew;
   j.text = "its own thread made " + std::to_string(own) + " (recorded " + range_text(low, high) + ", limit " +
            (j.shrank ? std::to_string(lower) : std::to_string(upper)) + "), other threads made " +
@@ -240,6 +250,20 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       d.beyond_tolerance = parts.grew || parts.shrank;
       d.grew = parts.grew;
       c.other_threads_grew = c.other_threads_grew || parts.others_grew;
+      if (!c.parts) {
+        const AllocationCount most = other_threads_part(baseline->other_threads);
+        c.parts = ThreadPartsJudged{};
+        c.parts->own_thread.recorded = *baseline->own_thread;
+        c.parts->other_threads.recorded = baseline->other_threads_band.value_or(ThreadPartBand{most, most});
+      }
+      const bool bytes = m == MetricName::allocated_bytes;
+      auto set = [bytes](AllocationCount& c, std::uint64_t v) { (bytes ? c.bytes : c.allocations) = v; };
+      set(c.parts->own_thread.now, parts.own);
+      set(c.parts->own_thread.limit, parts.own_upper);
+      set(c.parts->other_threads.now, parts.other);
+      set(c.parts->other_threads.limit, parts.other_upper);
+      c.parts->own_thread.banded = c.parts->own_thread.banded || parts.own_banded;
+      c.parts->other_threads.banded = c.parts->other_threads.banded || parts.others_banded;
       d.limit = parts.limit;
       if (baseline->noise && spread(*baseline->noise, m) > 0) add(noisy, band_and_run(m), ", ");
       if (d.beyond_tolerance) add(parts.grew ? grew : shrank, describe(d) + ": " + parts.text, "; ");

@@ -338,6 +338,17 @@ json thread_share_to_json(const ThreadShare& share, bool with_scheduling) {
   return out;
 }
 
+AllocationCount read_allocation_count(JsonReader& r, const json& value, const std::string& pointer) {
+  AllocationCount out;
+  if (!r.object(value, pointer)) return out;
+  r.only_keys(value, pointer, {"allocations", "bytes"});
+  if (const json* f = r.member(value, pointer, "allocations", true)) {
+    out.allocations = r.u64(*f, pointer_append(pointer, "allocations"));
+  }
+  if (const json* f = r.member(value, pointer, "bytes", true)) out.bytes = r.u64(*f, pointer_append(pointer, "bytes"));
+  return out;
+}
+
 ThreadShare read_thread_share(JsonReader& r, const json& value, const std::string& pointer) {
   ThreadShare out;
   if (!r.object(value, pointer)) return out;

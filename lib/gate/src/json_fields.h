@@ -103,6 +103,8 @@ std::vector<CallSite> read_call_sites(JsonReader& reader, const json& value, con
 /// never keeps (baseline.h).
 json thread_share_to_json(const ThreadShare& share, bool with_scheduling = true);
 ThreadShare read_thread_share(JsonReader& reader, const json& value, const std::string& pointer);
+/// {"allocations": N, "bytes": B}: a baseline's thread-part bands, a report's thread parts.
+AllocationCount read_allocation_count(JsonReader& reader, const json& value, const std::string& pointer);
 /// A band of metrics over runs ({"runs", "low", "high"}): a baseline
 /// entry's "noise" and "alone", a report record's "baseline_noise". Low above
 /// high is an error.

@@ -210,6 +210,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode,
                           observation.standard_errors, observation.not_measured, &observation.other_threads);
   j.deltas = comparison.deltas;
+  j.thread_parts = comparison.parts;
   if (observation.own_failure) {
     // GoogleTest keeps a failed assertion's message and result records until
     // the test's results are printed: they would read as the test's leak.
@@ -356,6 +357,7 @@ void apply(const Judgement& judgement, TestRecord& record) {
   record.deltas = judgement.deltas;
   record.baseline = judgement.baseline;
   record.baseline_noise = judgement.baseline_noise;
+  record.thread_parts = judgement.thread_parts;
 }
 
 }  // namespace heapgate

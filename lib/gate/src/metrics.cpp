@@ -228,6 +228,15 @@ AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other
   return {less(metrics.allocations, other_threads.allocations), less(metrics.allocated_bytes, other_threads.bytes)};
 }
 
+bool operator==(const PartJudged& a, const PartJudged& b) noexcept {
+  return a.now == b.now && a.recorded == b.recorded && a.limit == b.limit && a.banded == b.banded;
+}
+bool operator!=(const PartJudged& a, const PartJudged& b) noexcept { return !(a == b); }
+bool operator==(const ThreadPartsJudged& a, const ThreadPartsJudged& b) noexcept {
+  return a.own_thread == b.own_thread && a.other_threads == b.other_threads;
+}
+bool operator!=(const ThreadPartsJudged& a, const ThreadPartsJudged& b) noexcept { return !(a == b); }
+
 AllocationCount other_threads_part(const ThreadShare& share) noexcept { return {share.allocations, share.bytes}; }
 
 std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own,

@@ -86,10 +86,10 @@ bool operator!=(const LiveGrowth& a, const LiveGrowth& b) noexcept { return !(a 
 bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
   return a.name == b.name && a.suite == b.suite && a.test == b.test && a.file == b.file && a.line == b.line &&
          a.mode == b.mode && a.estimated == b.estimated && a.metrics == b.metrics && a.baseline == b.baseline &&
-         a.baseline_noise == b.baseline_noise && a.deltas == b.deltas && a.verdict == b.verdict &&
-         a.message == b.message && a.stacks == b.stacks && a.profiles == b.profiles && a.duration_ms == b.duration_ms &&
-         a.gtest_failed == b.gtest_failed && a.budgets == b.budgets && a.growth == b.growth &&
-         a.call_sites == b.call_sites && a.baseline_call_sites == b.baseline_call_sites &&
+         a.baseline_noise == b.baseline_noise && a.thread_parts == b.thread_parts && a.deltas == b.deltas &&
+         a.verdict == b.verdict && a.message == b.message && a.stacks == b.stacks && a.profiles == b.profiles &&
+         a.duration_ms == b.duration_ms && a.gtest_failed == b.gtest_failed && a.budgets == b.budgets &&
+         a.growth == b.growth && a.call_sites == b.call_sites && a.baseline_call_sites == b.baseline_call_sites &&
          a.setup_residue == b.setup_residue && a.released_later == b.released_later &&
          a.not_measured == b.not_measured && a.standard_errors == b.standard_errors &&
          a.call_sites_complete == b.call_sites_complete && a.other_threads == b.other_threads && a.alone == b.alone &&

@@ -102,6 +102,33 @@ Report parse_report_doc(JsonReader& r, const json& root) {
   return report;
 }
 
+// A report record's "thread_parts" (write_thread_parts()).
+ThreadPartsJudged read_thread_parts(JsonReader& r, const json& value, const std::string& pointer) {
+  ThreadPartsJudged out;
+  if (!r.object(value, pointer)) return out;
+  r.only_keys(value, pointer, {"other_threads", "own_thread"});
+  auto part = [&r](const json& v, const std::string& p) {
+    PartJudged j;
+    if (!r.object(v, p)) return j;
+    r.only_keys(v, p, {"banded", "high", "limit", "low", "now"});
+    if (const json* f = r.member(v, p, "banded", true)) j.banded = r.boolean(*f, pointer_append(p, "banded"));
+    if (const json* f = r.member(v, p, "high", true))
+      j.recorded.high = read_allocation_count(r, *f, pointer_append(p, "high"));
+    if (const json* f = r.member(v, p, "limit", true))
+      j.limit = read_allocation_count(r, *f, pointer_append(p, "limit"));
+    if (const json* f = r.member(v, p, "low", true))
+      j.recorded.low = read_allocation_count(r, *f, pointer_append(p, "low"));
+    if (const json* f = r.member(v, p, "now", true)) j.now = read_allocation_count(r, *f, pointer_append(p, "now"));
+    return j;
+  };
+  if (const json* f = r.member(value, pointer, "own_thread", true))
+    out.own_thread = part(*f, pointer_append(pointer, "own_thread"));
+  if (const json* f = r.member(value, pointer, "other_threads", true)) {
+    out.other_threads = part(*f, pointer_append(pointer, "other_threads"));
+  }
+  return out;
+}
+
 }  // namespace
 
 json run_to_json(const RunInfo& run) {
@@ -189,7 +216,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
               {"alone", "baseline", "baseline_call_sites", "baseline_noise", "budgets", "call_sites", "call_sites_complete", "confirmations",
                "deltas", "duration_ms", "estimated", "file", "growth", "gtest_failed", "interrupted", "leaks_checked", "line",
                "message", "metrics", "mode", "name", "not_measured", "other_threads", "profiles", "released_later", "samples", "setup_residue", "stacks",
-               "standard_errors", "suite", "suppressed", "test", "verdict"});
+               "standard_errors", "suite", "suppressed", "test", "thread_parts", "verdict"});
   // clang-format on
   if (const json* f = r.member(v, p, "name", true)) t.name = r.string(*f, pointer_append(p, "name"));
   // suite and test default to the two halves of "Suite.Test".
@@ -301,6 +328,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "baseline_noise", false)) {
     t.baseline_noise = read_noise_band(r, *f, pointer_append(p, "baseline_noise"));
+  }
+  if (const json* f = r.member(v, p, "thread_parts", false)) {
+    t.thread_parts = read_thread_parts(r, *f, pointer_append(p, "thread_parts"));
   }
   if (const json* f = r.member(v, p, "baseline_call_sites", false)) {
     t.baseline_call_sites = read_call_sites(r, *f, pointer_append(p, "baseline_call_sites"));
@@ -513,6 +543,31 @@ void write_metrics(CompactJson& w, const Metrics& m, const std::vector<MetricNam
   w.close('}');
 }
 
+void write_allocation_count(CompactJson& w, const AllocationCount& count) {
+  w.open('{');
+  w.key("allocations").u64(count.allocations);
+  w.key("bytes").u64(count.bytes);
+  w.close('}');
+}
+
+void write_thread_parts(CompactJson& w, const ThreadPartsJudged& parts) {
+  auto part = [&w](const PartJudged& p) {
+    w.open('{');
+    w.key("banded").boolean(p.banded);
+    write_allocation_count(w.key("high"), p.recorded.high);
+    write_allocation_count(w.key("limit"), p.limit);
+    write_allocation_count(w.key("low"), p.recorded.low);
+    write_allocation_count(w.key("now"), p.now);
+    w.close('}');
+  };
+  w.open('{');
+  w.key("other_threads");
+  part(parts.other_threads);
+  w.key("own_thread");
+  part(parts.own_thread);
+  w.close('}');
+}
+
 void write_thread_share(CompactJson& w, const ThreadShare& share) {
   w.open('{');
   w.key("allocations").u64(share.allocations);
@@ -655,6 +710,7 @@ std::string record_json_line(const TestRecord& t) {
     w.close('}');
   }
   w.key("test").string(t.test);
+  if (t.thread_parts) write_thread_parts(w.key("thread_parts"), *t.thread_parts);
   w.key("verdict").string(to_string(t.verdict));
   w.close('}');
   return out;

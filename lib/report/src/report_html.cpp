@@ -418,6 +418,9 @@ std::string to_html(const Report& report) {
     if (const std::string band = detail::noise_band_text(t); !band.empty()) {
       out += "<div class=\"muted small\">noisy: " + esc(band) + "</div>";
     }
+    if (const std::string parts = detail::thread_parts_text(t); !parts.empty()) {
+      out += "<div class=\"muted small\">gated in parts: " + esc(parts) + "</div>";
+    }
     out += "</td><td>" + badge(t.verdict, strict) + "</td>";
     for (MetricName m : kMetricNames) out += metric_cell(t, m);
     out += "<td class=\"num\">" + milliseconds(t.duration_ms) + "</td></tr>\n";

@@ -146,6 +146,9 @@ std::string system_out(const TestRecord& t) {
   }
   for (const auto& [name, limit] : t.budgets) out += "heapgate.budget." + name + "=" + std::to_string(limit) + "\n";
   if (const std::string band = detail::noise_band_text(t); !band.empty()) out += "heapgate.noisy=" + band + "\n";
+  if (const std::string parts = detail::thread_parts_text(t); !parts.empty()) {
+    out += "heapgate.thread_parts=" + parts + "\n";
+  }
   return out;
 }
 

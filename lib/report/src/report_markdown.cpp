@@ -126,6 +126,22 @@ std::string to_markdown(const Report& report) {
     out += "\n</details>\n\n";
   }
 
+  // Threaded tests are gated in two parts: which was exact, which banded.
+  std::vector<std::pair<const TestRecord*, std::string>> threaded;
+  for (const auto& t : report.tests) {
+    if (std::string parts = detail::thread_parts_text(t); !parts.empty()) threaded.emplace_back(&t, std::move(parts));
+  }
+  if (!threaded.empty()) {
+    out += "<details><summary>" + std::to_string(threaded.size()) +
+           (threaded.size() == 1 ? " threaded test" : " threaded tests") +
+           ": gated in two parts, its own thread and its other threads</summary>\n\n";
+    out += "| Test | Verdict | Parts |\n| --- | --- | --- |\n";
+    for (const auto& [t, parts] : threaded) {
+      out += "| " + code_cell(t->name) + " | " + std::string(to_string(t->verdict)) + " | " + cell(parts) + " |\n";
+    }
+    out += "\n</details>\n\n";
+  }
+
   out += "<details><summary>All " + std::to_string(counts.total) + (counts.total == 1 ? " test" : " tests") +
          "</summary>\n\n";
   out += "| Test | Verdict |";

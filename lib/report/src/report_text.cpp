@@ -29,6 +29,22 @@ std::string noise_band_text(const TestRecord& record) {
   return text;
 }
 
+std::string thread_parts_text(const TestRecord& record) {
+  if (!record.thread_parts) return {};
+  auto part = [](const char* name, const PartJudged& p) {
+    const std::uint64_t low = p.recorded.low.allocations;
+    const std::uint64_t high = p.recorded.high.allocations;
+    std::string text = std::string(name) + " " + std::to_string(p.now.allocations) + " allocations, " +
+                       (p.banded ? "banded" : "exact") + " (recorded " + std::to_string(low);
+    if (high != low) text += "\xE2\x80\x93" + std::to_string(high);  // en dash
+    text += ", limit " + std::to_string(p.limit.allocations) + ")";
+    if (p.now.allocations > p.limit.allocations || p.now.bytes > p.limit.bytes) text += " (grew)";
+    return text;
+  };
+  return part("own thread", record.thread_parts->own_thread) + " \xC2\xB7 " +  // middle dot
+         part("other threads", record.thread_parts->other_threads);
+}
+
 std::vector<std::string> key_facts(const TestRecord& record) {
   std::vector<std::string> facts;
   switch (record.verdict) {

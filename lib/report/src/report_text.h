@@ -25,6 +25,12 @@ std::vector<std::string> key_facts(const TestRecord& record);
 /// or its runs agreed in every metric.
 std::string noise_band_text(const TestRecord& record);
 
+/// What a threaded test judged in parts was gated how: "own thread 170
+/// allocations, exact (recorded 170, limit 172) · other threads 270
+/// allocations, banded (recorded 230–250, limit 277)", with " (grew)" after
+/// a part beyond its limit. "" when the record was not judged in parts.
+std::string thread_parts_text(const TestRecord& record);
+
 /// "+3 live objects, +96 live bytes, +3 allocations, +96 allocated bytes":
 /// the non-zero changes of a stack. Whole numbers without decimals.
 std::string describe_stack_counts(const StackSample& stack);

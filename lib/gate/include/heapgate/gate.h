@@ -145,6 +145,8 @@ struct Judgement {
   std::optional<Metrics> baseline;
   /// Its noise band, when it has one.
   std::optional<NoiseBand> baseline_noise;
+  /// A threaded test judged in parts: what was gated how (Comparison::parts).
+  std::optional<ThreadPartsJudged> thread_parts;
   /// An improvement of a test with company was not taken for want of a
   /// fresh run (improvement_clears()): one would decide it.
   bool improvement_unconfirmed = false;
@@ -231,6 +233,8 @@ struct Comparison {
   /// parts): work on a pool's workers or a background thread, whose
   /// scheduling may vary, so the regression earns more fresh runs.
   bool other_threads_grew = false;
+  /// A test judged in parts: each part's count, band and limit.
+  std::optional<ThreadPartsJudged> parts = std::nullopt;
 };
 /// Compares `current` with `baseline` (a null baseline: the test is new), for
 /// step 5 of judge(). The tolerances are the entry's own override if it has

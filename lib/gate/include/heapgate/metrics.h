@@ -235,6 +235,28 @@ struct ThreadPartBand {
 bool operator==(const ThreadPartBand& a, const ThreadPartBand& b) noexcept;
 bool operator!=(const ThreadPartBand& a, const ThreadPartBand& b) noexcept;
 
+/// How one part of a threaded test was judged: what it made in this run,
+/// the band it made when recorded, and the most it may make.
+struct PartJudged {
+  AllocationCount now;
+  ThreadPartBand recorded;
+  AllocationCount limit;
+  /// Judged within its band widened by its spread (and at least 10%): it or
+  /// the test's totals varied when recorded. Otherwise exact: the recorded
+  /// count, the tolerance and the scheduling allowance only.
+  bool banded = false;
+};
+bool operator==(const PartJudged& a, const PartJudged& b) noexcept;
+bool operator!=(const PartJudged& a, const PartJudged& b) noexcept;
+
+/// What was gated how in a threaded test judged in parts (compare_to_baseline()).
+struct ThreadPartsJudged {
+  PartJudged own_thread;
+  PartJudged other_threads;
+};
+bool operator==(const ThreadPartsJudged& a, const ThreadPartsJudged& b) noexcept;
+bool operator!=(const ThreadPartsJudged& a, const ThreadPartsJudged& b) noexcept;
+
 /// Widens `band` to hold `part`, or all of `other`.
 void widen(ThreadPartBand& band, const AllocationCount& part) noexcept;
 void widen(ThreadPartBand& band, const ThreadPartBand& other) noexcept;

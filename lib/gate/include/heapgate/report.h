@@ -143,6 +143,11 @@ struct TestRecord {
   /// "baseline_noise", absent otherwise): a report shows the band the test
   /// was judged within beside this run (noise_band_text()).
   std::optional<NoiseBand> baseline_noise;
+  /// A threaded test judged in parts (JSON "thread_parts": {"own_thread":
+  /// {...}, "other_threads": {...}}, each {"now", "low", "high", "limit":
+  /// {"allocations", "bytes"}, "banded": bool}; absent otherwise): which part
+  /// was judged exactly, which within a band, and their limits.
+  std::optional<ThreadPartsJudged> thread_parts;
   /// Per-metric comparison with the baseline (Comparison::deltas).
   std::vector<MetricDelta> deltas;
   Verdict verdict = Verdict::pass;
