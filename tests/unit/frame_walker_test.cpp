@@ -186,5 +186,46 @@ TEST(FrameWalker, ASignalHandlersStackIsLibunwinds) {
   EXPECT_FALSE(g_in_handler.walked) << "a signal frame was stepped through";
 }
 
+// A fiber's entry, as marl's: hand-written assembly without unwind
+// information, with no frame chain below it (rbp holds what is no frame).
+// It calls `fn` with the stack aligned as a call expects.
+extern "C" void heapgate_test_call_without_cfi(void (*fn)());
+asm(R"(
+  .text
+  .globl heapgate_test_call_without_cfi
+  .type heapgate_test_call_without_cfi, @function
+heapgate_test_call_without_cfi:
+  push %rbp
+  mov $16, %rbp
+  call *%rdi
+  pop %rbp
+  ret
+heapgate_test_call_without_cfi_end:
+  .size heapgate_test_call_without_cfi, heapgate_test_call_without_cfi_end - heapgate_test_call_without_cfi
+)");
+
+Walks g_on_fiber;
+
+extern "C" __attribute__((noinline)) void walk_on_fiber() {
+  void* frames[kMax];
+  const int n = walk_stack(frames, kMax, nullptr, nullptr);
+  g_on_fiber.walked = n >= 0;
+  if (n > 0) g_on_fiber.all.assign(frames, frames + n);
+}
+
+// Code without unwind information ends the walk with the frames inside it:
+// libunwind, asked instead, guessed past it on marl's fiber stacks and read
+// unmapped memory.
+TEST(FrameWalker, CodeWithoutUnwindInformationEndsTheStack) {
+  if (!frame_walker_ready()) GTEST_SKIP() << "no frame walker";
+  heapgate_test_call_without_cfi(&walk_on_fiber);
+  ASSERT_TRUE(g_on_fiber.walked) << "handed over to libunwind";
+  ASSERT_GE(g_on_fiber.all.size(), 2u);
+  const auto start = reinterpret_cast<std::uintptr_t>(&heapgate_test_call_without_cfi);
+  const auto last = reinterpret_cast<std::uintptr_t>(g_on_fiber.all.back());
+  EXPECT_GT(last, start);
+  EXPECT_LT(last, start + 16) << "the walk did not end in the code without unwind information";
+}
+
 }  // namespace
 }  // namespace heapgate::detail

@@ -380,7 +380,11 @@ FrameRule frame_rule_at(std::uintptr_t return_address) noexcept {
   const std::uintptr_t target = return_address - 1;
   EhBases bases{};
   const auto* fde = static_cast<const unsigned char*>(find(reinterpret_cast<void*>(target), &bases));
-  if (fde == nullptr) return unsupported;
+  if (fde == nullptr) {
+    FrameRule none_known;
+    none_known.kind = FrameRule::no_unwind_info;
+    return none_known;
+  }
   const unsigned char* body = nullptr;
   const unsigned char* end = entry_end(fde, &body);
   if (end == nullptr) return unsupported;

@@ -20,7 +20,10 @@ struct FrameRule {
     none = 0,         ///< not computed (a rule cache's empty value)
     step = 1,         ///< apply the fields below
     outermost = 2,    ///< the return address is undefined: the stack ends here
-    unsupported = 3,  ///< a form this rule cannot describe, or no FDE for the address
+    unsupported = 3,  ///< a form this rule cannot describe: ask libunwind
+    /// No FDE covers the address (hand-written assembly, a fiber's entry):
+    /// the known stack ends here.
+    no_unwind_info = 4,
   };
   Kind kind = none;
   bool cfa_from_bp = false;  ///< the CFA is rbp + cfa_offset, else rsp + cfa_offset

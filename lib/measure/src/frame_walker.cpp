@@ -58,9 +58,9 @@ namespace {
 // changed after: a reader that finds its address and nonzero flags reads a
 // finished rule. Code unloaded with dlclose leaves its rules behind; only
 // code mapped later at the same addresses would read them.
-constexpr std::uint32_t kKindMask = 3;
-constexpr std::uint32_t kCfaFromBp = 4;
-constexpr std::uint32_t kBpSaved = 8;
+constexpr std::uint32_t kKindMask = 7;
+constexpr std::uint32_t kCfaFromBp = 8;
+constexpr std::uint32_t kBpSaved = 16;
 struct Slot {
   std::atomic<std::uintptr_t> address{0};
   std::atomic<std::uint32_t> flags{0};  // FrameRule::Kind | kCfaFromBp | kBpSaved; 0: not yet published
@@ -268,7 +268,11 @@ extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail
     const std::uint32_t kind = step.flags & heapgate::detail::kKindMask;
     if (kind != FrameRule::step) {
       whole = kind == FrameRule::outermost;
-      if (whole) result = n;
+      // Code without unwind information (a fiber's assembly entry, as
+      // marl's): the frames inside it are the stack that can be known.
+      // libunwind would only guess past it, and on a fiber's stack its
+      // guess read unmapped memory and crashed the process.
+      if (whole || kind == FrameRule::no_unwind_info) result = n;
       break;
     }
     const bool cfa_from_bp = (step.flags & heapgate::detail::kCfaFromBp) != 0;
