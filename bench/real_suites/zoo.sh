@@ -31,7 +31,7 @@ do_build=1
 do_run=1
 do_exec=1
 jobs=${ZOO_JOBS:-2}
-all_suites=(c-ares uriparser zlib-ng SQLiteCpp fmt dispenso crc32c snappy yaml-cpp marl)
+all_suites=(c-ares uriparser zlib-ng SQLiteCpp fmt dispenso crc32c snappy yaml-cpp marl leveldb cpp-httplib)
 
 while [ $# -gt 0 ]; do
   case "$1" in
