@@ -15,6 +15,7 @@
 # process_request(), was caught in tests of several requests, e.g.
 # KeepAliveTest.MaxCount +5, but its line ranked below the top stacks the
 # failure shows and was not named.)
+ZOO_NEW=0
 ZOO_REPO=yhirose/cpp-httplib
 ZOO_COMMIT=6494edd8c03c55165825ae3078e2f55c595d8cb6
 ZOO_KIND="C++ HTTP server/client, server thread pool on loopback"

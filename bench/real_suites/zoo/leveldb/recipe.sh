@@ -14,6 +14,7 @@
 # table) and then compacts that table into level 1 by TEST_CompactRange(0):
 # one background compaction over 80 keys, +80 allocations on the other
 # thread, about 14% of the 575 it makes there.
+ZOO_NEW=0
 ZOO_REPO=google/leveldb
 ZOO_COMMIT=78a352f47ed6c1e9d750545e9b242289185b87e1
 ZOO_KIND="C++ key-value store, background compaction thread"
