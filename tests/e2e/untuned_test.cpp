@@ -31,28 +31,9 @@ class Untuned : public ::testing::Test {
   // reads it the same way.
   void start_counter() { ASSERT_TRUE(sys::write_file_atomic(counter_, "0")); }
 
-  // `heapgate run` as ci/gate.sh runs it: sharded, strict.
   sys::ProcessResult gate(const std::string& report, std::vector<std::string> env = {}) {
-    const std::vector<std::string> args{HEAPGATE_CLI_PATH,
-                                        "run",
-                                        "--progress",
-                                        "none",
-                                        "--strict",
-                                        "--baselines",
-                                        baselines_,
-                                        "--report",
-                                        report,
-                                        "--jobs",
-                                        "2",
-                                        "--",
-                                        testing::helper_binary("untuned_suite")};
-    sys::ProcessOptions options;
-    options.unset_env = testing::suite_unset_env();
-    options.extra_env = std::move(env);
-    options.extra_env.push_back("UNTUNED_COUNTER_FILE=" + counter_);
-    auto ran = sys::run_process(args, options);
-    EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
-    return ran ? *ran : sys::ProcessResult{};
+    env.push_back("UNTUNED_COUNTER_FILE=" + counter_);
+    return testing::gate_suite(HEAPGATE_CLI_PATH, "untuned_suite", baselines_, report, std::move(env));
   }
 
   TestRecord record(const std::string& report, const std::string& test) {

@@ -39,27 +39,8 @@ class Workers : public ::testing::Test {
     dir_ = testing::make_temp_dir();
   }
 
-  // `heapgate run` as ci/gate.sh runs it: sharded, strict.
   sys::ProcessResult gate(const std::string& report, std::vector<std::string> env = {}) {
-    const std::vector<std::string> args{HEAPGATE_CLI_PATH,
-                                        "run",
-                                        "--progress",
-                                        "none",
-                                        "--strict",
-                                        "--baselines",
-                                        dir_ + "/baselines",
-                                        "--report",
-                                        report,
-                                        "--jobs",
-                                        "2",
-                                        "--",
-                                        testing::helper_binary("worker_suite")};
-    sys::ProcessOptions options;
-    options.unset_env = testing::suite_unset_env();
-    options.extra_env = std::move(env);
-    auto ran = sys::run_process(args, options);
-    EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
-    return ran ? *ran : sys::ProcessResult{};
+    return testing::gate_suite(HEAPGATE_CLI_PATH, "worker_suite", dir_ + "/baselines", report, std::move(env));
   }
 
   std::vector<TestRecord> records(const std::string& report) {

@@ -61,4 +61,17 @@ std::vector<std::string> suite_unset_env() {
           "GTEST_SHARD_INDEX", "HEAPGATE_MODE", "HEAPGATE_REEXECUTED"};
 }
 
+sys::ProcessResult gate_suite(const std::string& cli, const std::string& suite, const std::string& baselines,
+                              const std::string& report, std::vector<std::string> env) {
+  const std::vector<std::string> args{cli,           "run",     "--progress",        "none", "--strict",
+                                      "--baselines", baselines, "--report",          report, "--jobs",
+                                      "2",           "--",      helper_binary(suite)};
+  sys::ProcessOptions options;
+  options.unset_env = suite_unset_env();
+  options.extra_env = std::move(env);
+  auto ran = sys::run_process(args, options);
+  EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
+  return ran ? *ran : sys::ProcessResult{};
+}
+
 }  // namespace heapgate::testing

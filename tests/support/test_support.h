@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "heapgate/allocator.h"
+#include "heapgate/sys.h"
 
 namespace heapgate::testing {
 
@@ -27,6 +28,12 @@ std::string helper_binary(const std::string& name);
 /// allocator settings, GoogleTest sharding, heapgate's mode and re-exec
 /// marker. The suite decides its own.
 std::vector<std::string> suite_unset_env();
+/// `heapgate run` as ci/gate.sh runs it (two shards, strict, no progress
+/// lines) on the helper suite `suite` (helper_binary()), with `baselines` and
+/// `report`, as a child without this process's settings (suite_unset_env())
+/// and with `env` added. A failure to start it fails the calling test.
+sys::ProcessResult gate_suite(const std::string& cli, const std::string& suite, const std::string& baselines,
+                              const std::string& report, std::vector<std::string> env = {});
 
 }  // namespace heapgate::testing
 

@@ -1627,6 +1627,23 @@ TEST(ThreadedInParts, EachPartIsGatedAgainstItsOwnBand) {
 // recorded runs and 100-172 when a compaction ran inside it on a busier
 // machine, its own thread unchanged) regresses the other threads' part in
 // the suite; a fresh run in which it does not land clears it.
+// gate_test() on a counters run of a threaded test: its metrics, what its
+// other threads made, and the fresh runs `explainer` will give.
+TestRecord gate_threaded_run(const std::string& name, const Metrics& metrics, const ThreadShare& others,
+                             const BaselineEntry& e, FakeExplainer& explainer) {
+  TestRecord record;
+  record.name = name;
+  record.mode = Mode::counters;
+  record.metrics = metrics;
+  record.other_threads = others;
+  Observation o;
+  o.mode = Mode::counters;
+  o.metrics = metrics;
+  o.other_threads = others;
+  gate_test(record, o, &e, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
+  return record;
+}
+
 TEST(ThreadedInParts, WorkThatLandedInsideTheTestIsClearedByAFreshRun) {
   const BaselineEntry e = four_workers();
   const AllocationCount own{170, 25168};
@@ -1638,16 +1655,8 @@ TEST(ThreadedInParts, WorkThatLandedInsideTheTestIsClearedByAFreshRun) {
   FakeExplainer explainer;
   explainer.remeasure_results = {total(own, recorded)};
   explainer.remeasure_other_threads = recorded;
-  TestRecord record;
-  record.name = "DBTest.GetFromImmutableLayer";
-  record.mode = Mode::counters;
-  record.metrics = total(own, compaction);
-  record.other_threads = compaction;
-  Observation o;
-  o.mode = Mode::counters;
-  o.metrics = record.metrics;
-  o.other_threads = compaction;
-  gate_test(record, o, &e, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
+  const TestRecord record =
+      gate_threaded_run("DBTest.GetFromImmutableLayer", total(own, compaction), compaction, e, explainer);
   EXPECT_EQ(record.verdict, Verdict::pass) << record.message;
   EXPECT_NE(record.message.find("not reproducible"), std::string::npos) << record.message;
 }
@@ -1663,17 +1672,7 @@ TEST(ThreadedInParts, OtherThreadsThatVaryAreClearedByFreshRunsThatDisagree) {
     FakeExplainer explainer;
     for (const ThreadShare& f : fresh) explainer.remeasure_results.push_back(total(own, f));
     explainer.remeasure_other_threads_each = fresh;
-    TestRecord record;
-    record.name = "CountWordsParallel.MatchesTheSerialCount";
-    record.mode = Mode::counters;
-    record.metrics = total(own, run);
-    record.other_threads = run;
-    Observation o;
-    o.mode = Mode::counters;
-    o.metrics = record.metrics;
-    o.other_threads = run;
-    gate_test(record, o, &e, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
-    return record;
+    return gate_threaded_run("CountWordsParallel.MatchesTheSerialCount", total(own, run), run, e, explainer);
   };
   const TestRecord varied = gated({182, 51440, 12}, {{195, 51900, 9}, {186, 51000, 9}});
   EXPECT_EQ(varied.verdict, Verdict::pass) << varied.message;
