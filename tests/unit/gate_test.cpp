@@ -1790,17 +1790,7 @@ TEST(ThreadedInParts, AnImprovementAFreshRunDoesNotRepeatIsScheduling) {
   auto gated = [&](const Metrics& fresh, FakeExplainer& explainer) {
     explainer.remeasure_results = {fresh};
     explainer.remeasure_other_threads = busy;
-    TestRecord record;
-    record.name = "S.T";
-    record.mode = Mode::counters;
-    record.metrics = fewer;
-    record.other_threads = busy;
-    Observation o;
-    o.mode = Mode::counters;
-    o.metrics = fewer;
-    o.other_threads = busy;
-    gate_test(record, o, &e, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{});
-    return record;
+    return gate_threaded_run("S.T", fewer, busy, e, explainer);
   };
   // A fresh run back at 170 on its own thread: scheduling, a pass with a note.
   FakeExplainer clearing;
