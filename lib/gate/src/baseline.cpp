@@ -104,6 +104,11 @@ bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept {
          a.other_threads_band == b.other_threads_band && a.alone == b.alone && a.not_measured == b.not_measured;
 }
 
+ThreadPartBand recorded_other_threads_band(const BaselineEntry& entry) noexcept {
+  const AllocationCount most = other_threads_part(entry.other_threads);
+  return entry.other_threads_band.value_or(ThreadPartBand{most, most});
+}
+
 std::uint64_t spread(const NoiseBand& band, MetricName metric) noexcept {
   const std::uint64_t low = get(band.low, metric);
   const std::uint64_t high = get(band.high, metric);
@@ -343,8 +348,8 @@ NoiseBand shifted(const NoiseBand& band, const Metrics& old_metrics, const Metri
 
 // One accepted run of a threaded test: its own thread's part, or its other
 // threads', near the band (within one width of it) widens the band; farther
-// out it is an intended change and the run's part replaces it. The most other threads made stays
-// the most either saw.
+// out it is an intended change and the run's part replaces it. The most
+// other threads made stays the most either saw.
 void accept_into_threads(const BaselineEntry& old, BaselineEntry& fresh) {
   if (old.other_threads.empty() || fresh.other_threads.empty()) return;
   keep_most(fresh.other_threads, old.other_threads);

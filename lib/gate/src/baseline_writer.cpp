@@ -98,8 +98,9 @@ std::map<std::string, BaselineEntry> baseline_entries(const Report& report) {
     e.call_sites = t.call_sites;
     e.call_sites_complete = t.call_sites_complete && !t.call_sites.empty();
     // Over the run and its samples: the most other threads made, and the
-    // bands of what the test's own thread and its other threads made. Not how often they ran or the
-    // test waited: that follows the machine's load, not the code.
+    // bands of what the test's own thread and its other threads made. Not
+    // how often they ran or the test waited: that follows the machine's
+    // load, not the code.
     e.other_threads = allocated_part(t.other_threads);
     for (const Measurement& sample : t.samples) keep_most(e.other_threads, allocated_part(sample.other_threads));
     if (!e.other_threads.empty()) {

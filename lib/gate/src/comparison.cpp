@@ -130,8 +130,7 @@ PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Me
   // 298-306) says nothing of the compaction thread's part, and widening it
   // by 10% let one more block per compaction job through. A baseline from
   // before the band was kept knows only the most, and is taken to have varied.
-  const AllocationCount most = other_threads_part(baseline.other_threads);
-  const ThreadPartBand others = baseline.other_threads_band.value_or(ThreadPartBand{most, most});
+  const ThreadPartBand others = recorded_other_threads_band(baseline);
   const std::uint64_t other = pick(other_threads_part(other_now));
   const std::uint64_t other_low = pick(others.low);
   const std::uint64_t other_high = pick(others.high);
@@ -254,13 +253,12 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       d.grew = parts.grew;
       c.other_threads_grew = c.other_threads_grew || parts.others_grew;
       if (!c.parts) {
-        const AllocationCount most = other_threads_part(baseline->other_threads);
         c.parts = ThreadPartsJudged{};
         c.parts->own_thread.recorded = *baseline->own_thread;
-        c.parts->other_threads.recorded = baseline->other_threads_band.value_or(ThreadPartBand{most, most});
+        c.parts->other_threads.recorded = recorded_other_threads_band(*baseline);
       }
       const bool bytes = m == MetricName::allocated_bytes;
-      auto set = [bytes](AllocationCount& c, std::uint64_t v) { (bytes ? c.bytes : c.allocations) = v; };
+      auto set = [bytes](AllocationCount& count, std::uint64_t v) { (bytes ? count.bytes : count.allocations) = v; };
       set(c.parts->own_thread.now, parts.own);
       set(c.parts->own_thread.limit, parts.own_upper);
       set(c.parts->other_threads.now, parts.other);

@@ -120,8 +120,7 @@ bool parts_clear(const Measurement& run, const std::vector<Measurement>& fresh, 
   };
   BaselineEntry parts = baseline;
   parts.own_thread = widened(*baseline.own_thread, own_fresh);
-  const AllocationCount most = other_threads_part(baseline.other_threads);
-  parts.other_threads_band = widened(baseline.other_threads_band.value_or(ThreadPartBand{most, most}), other_fresh);
+  parts.other_threads_band = widened(recorded_other_threads_band(baseline), other_fresh);
   Metrics lowest = run.metrics;
   lowest.allocations = own_low.allocations + other_low.allocations;
   lowest.allocated_bytes = own_low.bytes + other_low.bytes;

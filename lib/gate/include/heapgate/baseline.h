@@ -138,6 +138,11 @@ struct BaselineEntry {
   std::vector<MetricName> not_measured{};
 };
 
+/// The band `entry`'s other threads made when recorded: its
+/// `other_threads_band`, or, in a baseline from before that was kept, the
+/// most they made (`other_threads`) as both ends.
+ThreadPartBand recorded_other_threads_band(const BaselineEntry& entry) noexcept;
+
 /// Field-by-field equality.
 bool operator==(const BaselineEntry& a, const BaselineEntry& b) noexcept;
 bool operator!=(const BaselineEntry& a, const BaselineEntry& b) noexcept;

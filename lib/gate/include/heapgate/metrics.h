@@ -241,9 +241,10 @@ struct PartJudged {
   AllocationCount now;
   ThreadPartBand recorded;
   AllocationCount limit;
-  /// Judged within its band widened by its spread (and at least 10%): it or
-  /// the test's totals varied when recorded. Otherwise exact: the recorded
-  /// count, the tolerance and the scheduling allowance only.
+  /// Judged within its band widened by its spread (and at least 10%): it
+  /// varied when recorded (the own thread's part also when the test's totals
+  /// did). Otherwise exact: the recorded count, the tolerance and the
+  /// scheduling allowance only.
   bool banded = false;
 };
 bool operator==(const PartJudged& a, const PartJudged& b) noexcept;
