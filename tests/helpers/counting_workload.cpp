@@ -40,12 +40,21 @@ __attribute__((noinline)) void c_family(std::vector<void*>& keep) {
   std::free(std::realloc(nullptr, 40));
 }
 
+// The compiler may drop a new whose pointer goes nowhere, with its delete.
+void escape(void* p) { asm volatile("" : : "r"(p) : "memory"); }
+
 __attribute__((noinline)) void cxx_family(std::vector<void*>& keep) {
   auto* a = new Aligned[3];
+  escape(a);
   delete[] a;
   auto* one = new Aligned;
+  escape(one);
   delete one;
+  void* loose = ::operator new (100, std::align_val_t{128});
+  escape(loose);
+  ::operator delete (loose, std::align_val_t{128});
   std::unique_ptr<int[]> ints(new int[77]);
+  escape(ints.get());
   int* sized = std::allocator<int>().allocate(1000);  // a sized delete follows
   std::allocator<int>().deallocate(sized, 1000);
   keep.push_back(::operator new(200));

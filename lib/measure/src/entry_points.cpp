@@ -408,6 +408,70 @@ inline void delete_via(Entry e, void* p, std::size_t request_or_0, Args... args)
   if (hg::g_real.fn[e] == nullptr) return free(p);
   hg::freed(e, p, request_or_0, hg::real<Fn>(e), args...);
 }
+
+// Where jemalloc's own operator is behind, some of its variants enter heapgate
+// again: Debian's jemalloc 5.3 implements the aligned operator new with
+// aligned_alloc, and the unsized and aligned deletes with free and sdallocx,
+// each called through its PLT, i.e. through the entry points above. Forwarded
+// there, an over-aligned `new` was counted twice and its `delete` once: every
+// object of an alignas(64) type (a thread pool, a lock-free queue) read as a
+// leak. These variants go to jemalloc's C function themselves, as its
+// operator would, and count once (docs/platform-facts.md).
+inline bool jemalloc_behind(Entry e) noexcept { return (hg::g_real.counted >> e & 1) != 0; }
+
+// The throwing and nothrow aligned operator new: aligned_alloc, then the
+// new-handler loop the standard asks of operator new.
+template <bool Nothrow, typename Fn, typename... Args>
+inline void* aligned_new_via(Entry e, std::size_t size, std::align_val_t alignment, Args... args) noexcept(Nothrow) {
+  if (!hg::ready() || !jemalloc_behind(e) || !jemalloc_behind(hg::e_aligned_alloc)) {
+    if constexpr (Nothrow) {
+      return new_nothrow_via<Fn>(e, size, 0, args...);
+    } else {
+      return new_via<Fn>(e, size, 0, args...);
+    }
+  }
+  auto fn = hg::real<void* (*)(std::size_t, std::size_t)>(hg::e_aligned_alloc);
+  for (;;) {
+    void* p = hg::allocated(hg::e_aligned_alloc, 0, fn, static_cast<std::size_t>(alignment), size);
+    if (p != nullptr) return p;
+    const std::new_handler handler = std::get_new_handler();
+    if constexpr (Nothrow) {
+      if (handler == nullptr) return nullptr;
+      try {
+        handler();
+      } catch (const std::bad_alloc&) {
+        return nullptr;
+      }
+    } else {
+      if (handler == nullptr) throw std::bad_alloc();
+      handler();
+    }
+  }
+}
+
+// The deletes without a size: jemalloc's free.
+template <typename Fn, typename... Args>
+inline void unsized_delete_via(Entry e, void* p, Args... args) noexcept {
+  if (hg::is_boot(p) || !hg::ready()) return;
+  if (jemalloc_behind(e) && jemalloc_behind(hg::e_free)) {
+    hg::freed(hg::e_free, p, 0, hg::real<void (*)(void*)>(hg::e_free));
+    return;
+  }
+  delete_via<Fn>(e, p, 0, args...);
+}
+
+// The sized aligned deletes: jemalloc's sdallocx with the alignment's flag
+// (MALLOCX_LG_ALIGN is the alignment's log2).
+template <typename Fn>
+inline void sized_aligned_delete_via(Entry e, void* p, std::size_t size, std::align_val_t alignment) noexcept {
+  if (hg::is_boot(p) || !hg::ready()) return;
+  if (jemalloc_behind(e) && jemalloc_behind(hg::e_sdallocx)) {
+    const int lg_align = __builtin_ctzll(static_cast<unsigned long long>(alignment));
+    hg::freed(hg::e_sdallocx, p, 0, hg::real<void (*)(void*, std::size_t, int)>(hg::e_sdallocx), size, lg_align);
+    return;
+  }
+  delete_via<Fn>(e, p, 0, size, alignment);
+}
 }  // namespace
 }  // namespace heapgate::detail
 
@@ -424,33 +488,33 @@ __attribute__((weak, visibility("default"))) void* operator new[](std::size_t si
   return hg::new_nothrow_via<void* (*)(std::size_t, hg::nothrow_ref)>(hg::e_new_array_nothrow, size, size, size, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::align a) {
-  return hg::new_via<void* (*)(std::size_t, hg::align)>(hg::e_new_aligned, size, 0, size, a);
+  return hg::aligned_new_via<false, void* (*)(std::size_t, hg::align)>(hg::e_new_aligned, size, a, size, a);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size, hg::align a) {
-  return hg::new_via<void* (*)(std::size_t, hg::align)>(hg::e_new_array_aligned, size, 0, size, a);
+  return hg::aligned_new_via<false, void* (*)(std::size_t, hg::align)>(hg::e_new_array_aligned, size, a, size, a);
 }
 __attribute__((weak, visibility("default"))) void* operator new(std::size_t size, hg::align a,
                                                                 hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_aligned_nothrow, size, 0,
-                                                                                 size, a, tag);
+  return hg::aligned_new_via<true, void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_aligned_nothrow, size,
+                                                                                       a, size, a, tag);
 }
 __attribute__((weak, visibility("default"))) void* operator new[](std::size_t size, hg::align a,
                                                                   hg::nothrow_ref tag) noexcept {
-  return hg::new_nothrow_via<void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_array_aligned_nothrow, size,
-                                                                                 0, size, a, tag);
+  return hg::aligned_new_via<true, void* (*)(std::size_t, hg::align, hg::nothrow_ref)>(hg::e_new_array_aligned_nothrow,
+                                                                                       size, a, size, a, tag);
 }
 
 __attribute__((weak, visibility("default"))) void operator delete(void* p) noexcept {
-  hg::delete_via<void (*)(void*)>(hg::e_delete, p, 0);
+  hg::unsized_delete_via<void (*)(void*)>(hg::e_delete, p);
 }
 __attribute__((weak, visibility("default"))) void operator delete[](void* p) noexcept {
-  hg::delete_via<void (*)(void*)>(hg::e_delete_array, p, 0);
+  hg::unsized_delete_via<void (*)(void*)>(hg::e_delete_array, p);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, hg::nothrow_ref tag) noexcept {
-  hg::delete_via<void (*)(void*, hg::nothrow_ref)>(hg::e_delete_nothrow, p, 0, tag);
+  hg::unsized_delete_via<void (*)(void*, hg::nothrow_ref)>(hg::e_delete_nothrow, p, tag);
 }
 __attribute__((weak, visibility("default"))) void operator delete[](void* p, hg::nothrow_ref tag) noexcept {
-  hg::delete_via<void (*)(void*, hg::nothrow_ref)>(hg::e_delete_array_nothrow, p, 0, tag);
+  hg::unsized_delete_via<void (*)(void*, hg::nothrow_ref)>(hg::e_delete_array_nothrow, p, tag);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, std::size_t size) noexcept {
   hg::delete_via<void (*)(void*, std::size_t)>(hg::e_delete_sized, p, size, size);
@@ -459,21 +523,21 @@ __attribute__((weak, visibility("default"))) void operator delete[](void* p, std
   hg::delete_via<void (*)(void*, std::size_t)>(hg::e_delete_array_sized, p, size, size);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, hg::align a) noexcept {
-  hg::delete_via<void (*)(void*, hg::align)>(hg::e_delete_aligned, p, 0, a);
+  hg::unsized_delete_via<void (*)(void*, hg::align)>(hg::e_delete_aligned, p, a);
 }
 __attribute__((weak, visibility("default"))) void operator delete[](void* p, hg::align a) noexcept {
-  hg::delete_via<void (*)(void*, hg::align)>(hg::e_delete_array_aligned, p, 0, a);
+  hg::unsized_delete_via<void (*)(void*, hg::align)>(hg::e_delete_array_aligned, p, a);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, hg::align a, hg::nothrow_ref tag) noexcept {
-  hg::delete_via<void (*)(void*, hg::align, hg::nothrow_ref)>(hg::e_delete_aligned_nothrow, p, 0, a, tag);
+  hg::unsized_delete_via<void (*)(void*, hg::align, hg::nothrow_ref)>(hg::e_delete_aligned_nothrow, p, a, tag);
 }
 __attribute__((weak, visibility("default"))) void operator delete[](void* p, hg::align a,
                                                                     hg::nothrow_ref tag) noexcept {
-  hg::delete_via<void (*)(void*, hg::align, hg::nothrow_ref)>(hg::e_delete_array_aligned_nothrow, p, 0, a, tag);
+  hg::unsized_delete_via<void (*)(void*, hg::align, hg::nothrow_ref)>(hg::e_delete_array_aligned_nothrow, p, a, tag);
 }
 __attribute__((weak, visibility("default"))) void operator delete(void* p, std::size_t size, hg::align a) noexcept {
-  hg::delete_via<void (*)(void*, std::size_t, hg::align)>(hg::e_delete_sized_aligned, p, 0, size, a);
+  hg::sized_aligned_delete_via<void (*)(void*, std::size_t, hg::align)>(hg::e_delete_sized_aligned, p, size, a);
 }
 __attribute__((weak, visibility("default"))) void operator delete[](void* p, std::size_t size, hg::align a) noexcept {
-  hg::delete_via<void (*)(void*, std::size_t, hg::align)>(hg::e_delete_array_sized_aligned, p, 0, size, a);
+  hg::sized_aligned_delete_via<void (*)(void*, std::size_t, hg::align)>(hg::e_delete_array_sized_aligned, p, size, a);
 }
