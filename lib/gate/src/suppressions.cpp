@@ -66,7 +66,11 @@ const Family kCLibraryFamilies[] = {
                           "getprotobynumber", "getnetbyname",  "getlogin",      "getservent",    "getprotoent",
                           "gethostent",       "initgroups",    "getgrouplist"}},
     {"stdio buffers", {"_IO_file_doallocate", "_IO_doallocbuf", "_IO_wfile_doallocate", "_IO_wdoallocbuf"}},
-    {"atexit", {"__new_exitfn", "__internal_atexit", "__cxa_atexit", "atexit", "on_exit"}},
+    // A thread_local object's destructor is registered on the thread's first use
+    // of it and kept until the thread exits: on the main thread, for the process.
+    {"atexit",
+     {"__new_exitfn", "__internal_atexit", "__cxa_atexit", "atexit", "on_exit", "__cxa_thread_atexit_impl",
+      "__cxa_thread_atexit"}},
     {"loader and thread-local storage", {"_dl_*", "__tls_get_addr", "__libc_dlopen_mode", "_dlerror_run", "dlerror"}},
     {"per-thread buffers", {"strerror", "strerror_l", "strsignal", "ttyname", "openlog", "syslog", "vsyslog"}},
 };
