@@ -50,5 +50,5 @@ sys::ProcessResult gate_suite(const std::string& cli, const std::string& suite, 
 
 /// Requires `exact` mode: jemalloc profiling of every allocation.
 #define HEAPGATE_REQUIRE_PROFILING() HEAPGATE_REQUIRE_MODE(::heapgate::Mode::exact)
-/// Requires `counters` mode: jemalloc's allocation hooks.
+/// Requires `counters` mode: heapgate's counting of every allocation.
 #define HEAPGATE_REQUIRE_COUNTERS() HEAPGATE_REQUIRE_MODE(::heapgate::Mode::counters)

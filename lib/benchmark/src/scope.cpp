@@ -3,6 +3,7 @@
 // heapgate::bench::Scope: a region's allocations as per-iteration counters.
 #include <unistd.h>
 
+#include <new>
 #include <string>
 
 #include "heapgate/benchmark.h"
@@ -20,6 +21,16 @@ Mode scope_mode() {
   if (rt.configured) return rt.scope_mode;
   const AllocatorStatus& status = allocator_status();
   return status.hooks_available && status.check(Mode::counters) ? Mode::counters : Mode::off;
+}
+
+// Says, in the run's list of problems, why a Scope measured nothing. Called
+// after an exception, typically out of memory: if the note cannot be
+// allocated either, the run still reads the benchmark as unmeasured.
+void note_problem(const char* what, const std::exception& e) noexcept {
+  try {
+    detail::add_bench_problem(what + std::string(e.what()));
+  } catch (const std::bad_alloc&) {
+  }
 }
 
 }  // namespace
@@ -42,8 +53,10 @@ Scope::Scope(::benchmark::State& state, const char* region, const char* profile_
       options.profile_path = dir + "/" + detail::bench_file_stem(name) + ".heap";
     }
     scope_.emplace(std::move(name), std::move(options));
-  } catch (...) {
-    scope_.reset();  // out of memory: measure nothing rather than throw from a benchmark
+  } catch (const std::exception& e) {
+    // Measure nothing rather than throw from a benchmark; the report says why.
+    scope_.reset();
+    note_problem("a scope was not started: ", e);
   }
 }
 
@@ -89,8 +102,9 @@ void Scope::finish() noexcept {
     set(kLiveBytesCounter, static_cast<double>(r.live_bytes) / iterations);
     set(kPeakBytesCounter, static_cast<double>(r.peak_bytes));
     result_ = std::move(r);
-  } catch (...) {
-    // Out of memory while publishing: the counters stay unset, which the gate reads as unmeasured.
+  } catch (const std::exception& e) {
+    // The counters stay unset, which the gate reads as unmeasured.
+    note_problem("a scope's counts were not published: ", e);
   }
 }
 

@@ -91,7 +91,7 @@ json metrics_to_json(const Metrics& metrics, const std::vector<MetricName>& not_
 /// ["allocations", "peak_bytes"].
 json metric_names_to_json(const std::vector<MetricName>& names);
 
-/// Checks a "schema" value against `expected` ("heapgate.report/1"): absent,
+/// Checks a "schema" value against `expected` ("heapgate.report/2"): absent,
 /// not a string, another schema family or a newer version are errors.
 void check_schema(JsonReader& reader, const json* schema, std::string_view expected, const std::string& pointer);
 

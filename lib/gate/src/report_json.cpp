@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// The JSON report ("heapgate.report/1"), the ReportWriter journal, and reading
+// The JSON report ("heapgate.report/2"; /1 still read), the ReportWriter journal, and reading
 // either from disk.
 #include <algorithm>
 #include <charconv>

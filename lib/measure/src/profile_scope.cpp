@@ -154,8 +154,10 @@ ProfileScope::ProfileScope(std::string name, ScopeOptions options) noexcept
     } else if (owns_profiling_) {
       if (auto activated = jemalloc::set_prof_active(true); !activated) start_error_ = activated.error();
     }
-  } catch (...) {
+  } catch (const std::bad_alloc&) {
     start_error_ = make_error(ErrorCode::internal, name_, "out of memory while starting the scope");
+  } catch (const std::exception& e) {
+    start_error_ = make_error(ErrorCode::internal, name_, std::string("starting the scope failed: ") + e.what());
   }
 }
 
@@ -166,8 +168,8 @@ ProfileScope::~ProfileScope() {
     std::lock_guard<std::mutex> lock(g_sink_mutex);
     try {
       if (error_sink()) error_sink()(result.error());
-    } catch (...) {
-      // A throwing sink must not take the process down from a destructor.
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the sink is the user's; whatever it throws,
+      // a destructor must not take the process down with it.
     }
   }
 }
@@ -184,6 +186,9 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
   if (captures_stacks_) {
     detail::end_stack_capture();
   } else if (owns_profiling_) {
+    // Cannot fail here: the same mallctl set prof.active to true when the
+    // scope started (it fails only where profiling is not compiled in or not
+    // enabled at start, and then this scope never owned it).
     (void)jemalloc::set_prof_active(false);
   }
   auto end_time = std::chrono::steady_clock::now();
@@ -215,7 +220,9 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
         g_profiling_owned.store(false);
         owns_profiling_ = false;
       } else if (owns_profiling_) {
-        // Frees jemalloc's per-stack records of this scope.
+        // Frees jemalloc's per-stack records of this scope. Ignored on
+        // failure: the records stay until the next scope resets them at its
+        // start, which costs memory, not correctness.
         (void)jemalloc::prof_reset();
         g_profiling_owned.store(false);
         owns_profiling_ = false;
@@ -251,8 +258,10 @@ Result<ScopeResult> ProfileScope::finish() noexcept {
     auto profiled = finish_profiling(std::move(result));
     release();
     return profiled;
-  } catch (...) {
+  } catch (const std::bad_alloc&) {
     return fail(make_error(ErrorCode::internal, name_, "out of memory while finishing the scope"));
+  } catch (const std::exception& e) {
+    return fail(make_error(ErrorCode::internal, name_, std::string("finishing the scope failed: ") + e.what()));
   }
 }
 

@@ -232,7 +232,7 @@ bool operator!=(const TestRecord& a, const TestRecord& b) noexcept;
 /// A run's report: what ran and one record per test.
 ///
 /// JSON (keys sorted; `tests` keeps the order of `Report::tests`):
-/// `{"run": {...}, "schema": "heapgate.report/1", "tests": [{...}, ...]}`,
+/// `{"run": {...}, "schema": "heapgate.report/2", "tests": [{...}, ...]}`,
 /// each record an object with the TestRecord field names; `baseline` is null
 /// when absent; `mode`, `verdict` and metric names are spelled as the enums.
 struct Report {

@@ -14,8 +14,10 @@ namespace heapgate {
 
 /// How heapgate measures. Closed list, spelled as in flags and JSON:
 /// - `off`: nothing is recorded (jemalloc absent, or switched off).
-/// - `counters`: exact counts, bytes, live and peak over all threads through
-///   jemalloc's allocation hooks; no call stacks. The default for gates.
+/// - `counters`: exact counts, bytes, live and peak over all threads, counted
+///   in heapgate's own allocation entry points in front of jemalloc (its
+///   allocation hooks where those entry points are not in effect); no call
+///   stacks. The default for gates.
 /// - `exact`: jemalloc profiling with every allocation sampled; counts plus the
 ///   call stack of every allocation. Needs `MALLOC_CONF=prof:true` at start.
 /// - `sampled`: jemalloc profiling at the process' `lg_prof_sample`; counts are

@@ -65,7 +65,7 @@ Result<void> write_report_files(const std::string& dir, const Report& report, co
 /// Design: a JSON-lines journal, `<dir>/<stem>.partial.jsonl`. The
 /// constructor removes the outputs of an earlier run with this stem (so a
 /// crash cannot leave a stale report that looks current) and writes the
-/// first line, `{"journal": ..., "run": {...}, "schema": "heapgate.report/1"}`;
+/// first line, `{"journal": ..., "run": {...}, "schema": "heapgate.report/2"}`;
 /// add() appends one line per record and flushes it to the kernel (no
 /// fsync: a crash of the process loses nothing, a crash of the machine may).
 /// Each add costs one record's serialization, so 1,000 tests cost 1,000
