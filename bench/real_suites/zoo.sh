@@ -17,6 +17,11 @@
 #   --heapgate DIR heapgate's sources the suites build (default $HEAPGATE_SOURCE_DIR or this checkout)
 #   --build-only  configure and build, do not run; --no-build: run what is built
 #   --report-only summarise the last runs' reports again (nothing built or run)
+#   --runner BIN  run each binary through `BIN run -j J` (the CI templates' path:
+#                 sharded, reports merged) instead of running it directly; J is
+#                 --shards (default 2); off is `BIN run --mode off` with the same shards
+#   --no-plant    skip the planted run (to repeat gated runs only)
+#   --busy N      N busy loops (one per core) run beside every run: a loaded machine
 # Builds run under `nice -n 10` with -j2 (ZOO_JOBS); runs are not niced.
 set -u
 
@@ -31,6 +36,10 @@ do_build=1
 do_run=1
 do_exec=1
 jobs=${ZOO_JOBS:-2}
+runner=""
+shards=2
+plant=1
+busy=0
 all_suites=(c-ares uriparser zlib-ng SQLiteCpp fmt dispenso crc32c snappy yaml-cpp marl leveldb cpp-httplib)
 
 while [ $# -gt 0 ]; do
@@ -45,8 +54,12 @@ while [ $# -gt 0 ]; do
     --build-only) do_run=0; shift ;;
     --no-build) do_build=0; shift ;;
     --report-only) do_build=0; do_exec=0; shift ;;
+    --runner) runner=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
+    --no-plant) plant=0; shift ;;
+    --busy) busy=$2; shift 2 ;;
     --list) printf '%s\n' "${all_suites[@]}"; exit 0 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "zoo.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -152,7 +165,13 @@ run_binaries() {
   local -a run_names=(off r1)
   local k
   for ((k = 2; k <= runs + 1; k++)); do run_names+=("r$k"); done
-  run_names+=(plant)
+  [ "$plant" = 1 ] && run_names+=(plant)
+  local -a busy_pids=()
+  local i
+  for ((i = 0; i < busy; i++)); do
+    (while :; do :; done) &
+    busy_pids+=($!)
+  done
   for b in "${ZOO_BINARIES[@]}"; do
     local bin=$build/$b name; name=$(basename "$b")
     local r
@@ -163,18 +182,32 @@ run_binaries() {
         plant) extra=(--heapgate_baselines="$out/baselines" --heapgate_report="$out/reports/$r"); envs=(HEAPGATE_PLANT=1) ;;
         *) extra=(--heapgate_baselines="$out/baselines" --heapgate_report="$out/reports/$r") ;;
       esac
+      if [ -n "$runner" ]; then
+        # The same runs through `heapgate run`: baselines and reports as its flags.
+        case "$r" in
+          off) extra=(--mode off --allow-unmeasured --baselines "$out/work/off-baselines" --report "$out/reports/off") ;;
+          *) extra=(--baselines "$out/baselines" --report "$out/reports/$r") ;;
+        esac
+        extra=("$runner" run -j "$shards" --progress none "${extra[@]}" --)
+      fi
       local cwd=$out/work/$r
       [ "$ZOO_RUN_DIR" = source ] && cwd=$src
       mkdir -p "$cwd"
       log "$suite: $name $r"
       local t0 t1 rc
       t0=$(now)
-      (cd "$cwd" && env "${envs[@]}" "$bin" "${ZOO_ARGS[@]}" "${extra[@]}") > "$out/logs/$name.$r.log" 2>&1
+      if [ -n "$runner" ]; then
+        (cd "$cwd" && env "${envs[@]}" "${extra[@]}" "$bin" "${ZOO_ARGS[@]}") > "$out/logs/$name.$r.log" 2>&1
+      else
+        (cd "$cwd" && env "${envs[@]}" "$bin" "${ZOO_ARGS[@]}" "${extra[@]}") > "$out/logs/$name.$r.log" 2>&1
+      fi
       rc=$?
       t1=$(now)
       printf '%s\t%s\t%s\t%s\n' "$name" "$r" "$(awk -v a="$t1" -v b="$t0" 'BEGIN{printf "%.2f", a-b}')" "$rc" >> "$times"
     done
   done
+  [ ${#busy_pids[@]} -gt 0 ] && kill "${busy_pids[@]}" 2> /dev/null
+  return 0
 }
 
 for s in "${suites[@]}"; do
