@@ -78,8 +78,11 @@ TEST_F(Workers, AHandlerThatAllocatesMoreFailsWhereverItRuns) {
     EXPECT_EQ(t.verdict, Verdict::regressed) << t.name << ": " << t.message;
     EXPECT_NE(t.message.find(at), std::string::npos) << t.name << " does not name " << at << ": " << t.message;
     if (t.name != "OwnThread.HandlesFortyRequests") {
-      // The part that grew is the other threads'.
+      // The part that grew is the other threads', and the call site says so.
       EXPECT_NE(t.message.find("other threads made"), std::string::npos) << t.name << ": " << t.message;
+      EXPECT_NE(t.message.find(" on other threads at (anonymous namespace)::handle_request(int) (" + at),
+                std::string::npos)
+          << t.name << ": " << t.message;
       // The record says what was gated how: the other threads' part beyond its limit.
       EXPECT_TRUE(t.thread_parts &&
                   t.thread_parts->other_threads.now.allocations > t.thread_parts->other_threads.limit.allocations)

@@ -30,11 +30,13 @@ bool is_library_frame(const std::string& function) {
 
 std::string signed_count(std::int64_t v) { return (v >= 0 ? "+" : "") + std::to_string(v); }
 
-// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)"
-std::string describe_change(const CallSiteChange& c) {
+// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)", with
+// `threads` ("on other threads") before "at" when known.
+std::string describe_change(const CallSiteChange& c, const std::string& threads = {}) {
   const std::int64_t allocations = c.allocations_delta();
   return signed_count(allocations) + (allocations == 1 || allocations == -1 ? " allocation (" : " allocations (") +
-         signed_count(c.bytes_delta()) + " B) at " + c.function + (c.location.empty() ? "" : " (" + c.location + ")");
+         signed_count(c.bytes_delta()) + " B) " + (threads.empty() ? "" : threads + " ") + "at " + c.function +
+         (c.location.empty() ? "" : " (" + c.location + ")");
 }
 
 }  // namespace
@@ -140,11 +142,18 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
 
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
                                       std::size_t limit) {
+  return explain_call_site_changes(before, after, limit, GrowthThreads{});
+}
+
+std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                      std::size_t limit, const GrowthThreads& threads) {
   const std::vector<CallSiteChange> list = call_site_changes(before, after);
   std::string out;
   for (std::size_t i = 0; i < list.size() && i < limit; ++i) {
     if (!out.empty()) out += '\n';
-    out += describe_change(list[i]);
+    const bool on_them = !threads.threads.empty() && list[i].allocations_delta() > 0 &&
+                         static_cast<std::uint64_t>(list[i].allocations_delta()) > threads.more_than;
+    out += describe_change(list[i], on_them ? threads.threads : std::string());
   }
   return out;
 }

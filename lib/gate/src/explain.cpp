@@ -56,6 +56,35 @@ bool drawn_by_chance(const Comparison& regression) {
   return grew && (sizes_only || small);
 }
 
+bool within_recorded(const PartJudged& part) {
+  const AllocationCount& now = part.now;
+  return now.allocations >= part.recorded.low.allocations && now.allocations <= part.recorded.high.allocations &&
+         now.bytes >= part.recorded.low.bytes && now.bytes <= part.recorded.high.bytes;
+}
+
+bool beyond_limit(const PartJudged& part) {
+  return part.now.allocations > part.limit.allocations || part.now.bytes > part.limit.bytes;
+}
+
+// At most what a part may have added over the lowest it made when recorded.
+std::uint64_t added_at_most(const PartJudged& part) {
+  return part.now.allocations > part.recorded.low.allocations ? part.now.allocations - part.recorded.low.allocations
+                                                              : 0;
+}
+
+// Which threads made a threaded test's growth, where its parts say so: one
+// part made what it made when recorded and the other went beyond its limit.
+// A site that grew by more than the first part could have added grew on the
+// other's threads.
+GrowthThreads threads_that_grew(const TestRecord& record) {
+  if (!record.thread_parts) return {};
+  const PartJudged& own = record.thread_parts->own_thread;
+  const PartJudged& others = record.thread_parts->other_threads;
+  if (within_recorded(own) && beyond_limit(others)) return {"on other threads", added_at_most(own)};
+  if (within_recorded(others) && beyond_limit(own)) return {"on its own thread", added_at_most(others)};
+  return {};
+}
+
 }  // namespace
 
 std::string leak_site(const TestRecord& record) {
@@ -262,7 +291,8 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
            (baseline->metrics.allocations == 0 && is_measured(baseline->not_measured, MetricName::allocations)));
       if (baseline_sites_known) {
         record.baseline_call_sites = baseline->call_sites;
-        const std::string changes = explain_call_site_changes(baseline->call_sites, record.call_sites);
+        const std::string changes =
+            explain_call_site_changes(baseline->call_sites, record.call_sites, 5, threads_that_grew(record));
         if (!changes.empty()) record.message += "\nby call site, against the baseline:\n" + changes;
       } else if (record.verdict == Verdict::regressed) {
         record.message +=

@@ -355,6 +355,19 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
                                       std::size_t limit = 5);
 
+/// Which threads made a threaded test's growth, where its two parts tell
+/// (call sites carry no thread): a site that grew by more allocations than
+/// the other part could have added (`more_than`) grew on `threads`.
+struct GrowthThreads {
+  std::string threads;  ///< "on other threads", "on its own thread"; "" when not known
+  std::uint64_t more_than = 0;
+};
+
+/// explain_call_site_changes(), with `threads` before "at" on the sites that
+/// grew on them: "+40 allocations (+1280 B) on other threads at handle(int) (server.cc:512)".
+std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
+                                      std::size_t limit, const GrowthThreads& threads);
+
 /// The functions whose call sites grew beyond `tolerances` (allocations or
 /// bytes, each function's lines summed against its baseline value; a new
 /// function from zero) between a complete list `before` and `after`, largest
