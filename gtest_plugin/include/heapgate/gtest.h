@@ -69,10 +69,10 @@ struct Options {
   /// `--heapgate_top_stacks=N` (default 5): stacks shown per failure.
   std::size_t top_stacks = 5;
 
-  /// `--heapgate_leak_repetitions=K` (default 3): a test that ends with live
+  /// `--heapgate_leak_repetitions=K` (default 5): a test that ends with live
   /// blocks is run K times more in one child process; it leaks only if its
   /// live blocks grow with every run (one-time setup stays level).
-  int leak_repetitions = 3;
+  int leak_repetitions = 5;
   /// `--heapgate_confirm_runs=N` (default 2, 0 to 5): a test that regressed
   /// is measured again in up to N fresh child processes (`counters`); if one
   /// of them is within the baseline, the regression was timing noise and the

@@ -68,8 +68,12 @@ struct ExplainOptions {
   /// call sites, suppressions. The cheap growth check runs either way.
   bool enabled = true;
   /// Runs of a test that ended with live blocks, to tell growth from
-  /// one-time setup (--heapgate_leak_repetitions).
-  int leak_repetitions = 3;
+  /// one-time setup (--heapgate_leak_repetitions). Five, not three: a pool
+  /// or queue that keeps its blocks for reuse grows to the most it has held,
+  /// and that may rise two runs in a row (a lock-free queue's blocks: live
+  /// after 1..4 runs 56, 57, 58, 58); a leak grows in every run. The counters
+  /// child stops at the first run that stays level, so setup still costs two.
+  int leak_repetitions = 5;
   /// Fresh runs that may clear a regression (--heapgate_confirm_runs): a
   /// regression stands only when every one of them regresses too. 0: none.
   /// At least 2 of them and a test that varied when recorded, grew in sizes
