@@ -559,6 +559,39 @@ TEST(GateTest, ASmallCountChangeGetsMoreFreshRunsBeforeItFails) {
   EXPECT_EQ(plus_one.confirmations.size(), 2u);
 }
 
+// c-ares's NoRotateMultiMockTestAI.ThirdServer/ipv4_ForceTCP as measured: its
+// bytes varied with the sizes drawn per process when recorded, its
+// allocations repeated (2178, 2178), and a later run and all six fresh runs
+// made one more. A count that repeated in a test that varied by itself gets
+// two blocks; a test that repeated in every count stays exact.
+TEST(GateTest, ACountThatRepeatedInATestThatVariedMayMoveByTwoBlocks) {
+  auto measured = [](std::uint64_t allocations, std::uint64_t bytes) {
+    Metrics m = metrics(allocations);
+    m.allocated_bytes = bytes;
+    return m;
+  };
+  BaselineEntry base = entry(2178);
+  base.metrics = measured(2178, 786944);
+  base.noise = NoiseBand{2, measured(2178, 786944), measured(2178, 786960)};
+  auto judge = [](const BaselineEntry& baseline, std::uint64_t allocations) {
+    Observation run = observed(allocations);
+    run.metrics->allocated_bytes = 786960;
+    FakeExplainer fresh;
+    fresh.remeasure_results.assign(6, run.metrics.value());
+    TestRecord r = record_of(run);
+    gate_test(r, run, &baseline, GatePolicy{}, fresh, Suppressions{}, ExplainOptions{5, false});
+    return r;
+  };
+  const TestRecord one_more = judge(base, 2179);
+  EXPECT_EQ(one_more.verdict, Verdict::pass) << one_more.message;
+  const TestRecord three_more = judge(base, 2181);
+  EXPECT_EQ(three_more.verdict, Verdict::regressed) << three_more.message;
+  BaselineEntry repeated = base;
+  repeated.noise = std::nullopt;
+  const TestRecord exact = judge(repeated, 2179);
+  EXPECT_EQ(exact.verdict, Verdict::regressed) << exact.message;
+}
+
 // c-ares's MockChannelTest.SearchDomainsBare/ipv4_DefaultUDP as measured:
 // sizes drawn per process move its bytes by up to 144 B across fresh runs and
 // its peak with them, while the peak of the six fresh runs happened to agree
@@ -581,8 +614,11 @@ TEST(GateTest, APeakThatMovesWithTheSizesDrawnIsVariation) {
                              measured(1072, 198032, 143448), measured(1071, 198016, 143432)};
   TestRecord r = record_of(run);
   gate_test(r, run, &base, GatePolicy{}, fresh, Suppressions{}, ExplainOptions{5, false});
+  // Within limits in the suite run already: the peak repeated when recorded
+  // in a test that varied, so it may move by two of its blocks
+  // (ACountThatRepeatedInATestThatVariedMayMoveByTwoBlocks); before that
+  // allowance the fresh runs' disagreement cleared it.
   EXPECT_EQ(r.verdict, Verdict::pass) << r.message;
-  EXPECT_NE(r.message.find("varies between runs"), std::string::npos) << r.message;
 
   // A block of 4 KiB planted in it, live at the peak, moves every run beyond that spread.
   auto planted = [&](Metrics m) {
