@@ -1084,6 +1084,28 @@ TEST(CallSites, ChargedToTheInnermostOwnFrameAndComparedByLine) {
   EXPECT_EQ(explain_call_site_changes(after, after), "");
 }
 
+// A site names the threads that grew it only when it grew by more than the
+// part that held could have added: its own thread's jitter (up to 9 here) is
+// not put on the workers, and a line that shrank names none.
+TEST(CallSites, TheThreadsAreNamedOnlyOnLinesThatGrewBeyondWhatTheOtherPartCouldAdd) {
+  const std::vector<CallSite> before = {{"handle_request()", "server.cpp:38", 200, 16000},
+                                        {"Pool::submit()", "pool.cpp:65", 10, 640},
+                                        {"Pool::Pool()", "pool.cpp:49", 8, 256}};
+  const std::vector<CallSite> after = {{"handle_request()", "server.cpp:38", 240, 19200},
+                                       {"Pool::submit()", "pool.cpp:65", 12, 768},
+                                       {"Pool::Pool()", "pool.cpp:49", 2, 64}};
+  EXPECT_EQ(explain_call_site_changes(before, after, GrowthThreads{"on other threads", 9}),
+            "+40 allocations (+3200 B) on other threads at handle_request() (server.cpp:38)\n"
+            "-6 allocations (-192 B) at Pool::Pool() (pool.cpp:49)\n"
+            "+2 allocations (+128 B) at Pool::submit() (pool.cpp:65)");
+  EXPECT_EQ(explain_call_site_changes(before, after, GrowthThreads{"on its own thread", 0}),
+            "+40 allocations (+3200 B) on its own thread at handle_request() (server.cpp:38)\n"
+            "-6 allocations (-192 B) at Pool::Pool() (pool.cpp:49)\n"
+            "+2 allocations (+128 B) on its own thread at Pool::submit() (pool.cpp:65)");
+  // Not known: nothing is said.
+  EXPECT_EQ(explain_call_site_changes(before, after).find(" on "), std::string::npos);
+}
+
 // The change is named at the line that made it, not at the first line of its
 // function; lines an edit above moved are matched by their counts, so they
 // are no change.

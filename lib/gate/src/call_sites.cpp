@@ -141,12 +141,7 @@ std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& befor
 }
 
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
-                                      std::size_t limit) {
-  return explain_call_site_changes(before, after, limit, GrowthThreads{});
-}
-
-std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
-                                      std::size_t limit, const GrowthThreads& threads) {
+                                      const GrowthThreads& threads, std::size_t limit) {
   const std::vector<CallSiteChange> list = call_site_changes(before, after);
   std::string out;
   for (std::size_t i = 0; i < list.size() && i < limit; ++i) {

@@ -233,8 +233,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
                                             [&](MetricName m) { return spread(*baseline->noise, m) > 0; });
   if (varied_by_itself) {
     const Metrics& recorded = baseline->metrics;
-    const std::uint64_t block_bytes =
-        recorded.allocations == 0 ? 0 : (recorded.allocated_bytes + recorded.allocations - 1) / recorded.allocations;
+    const std::uint64_t block_bytes = mean_block_bytes(recorded.allocated_bytes, recorded.allocations);
     for (MetricName m : {MetricName::allocations, MetricName::allocated_bytes, MetricName::peak_bytes}) {
       if (spread(*baseline->noise, m) > 0) continue;
       const std::uint64_t blocks = m == MetricName::allocations ? kSchedulingBlocks : kSchedulingBlocks * block_bytes;

@@ -292,7 +292,7 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
       if (baseline_sites_known) {
         record.baseline_call_sites = baseline->call_sites;
         const std::string changes =
-            explain_call_site_changes(baseline->call_sites, record.call_sites, 5, threads_that_grew(record));
+            explain_call_site_changes(baseline->call_sites, record.call_sites, threads_that_grew(record));
         if (!changes.empty()) record.message += "\nby call site, against the baseline:\n" + changes;
       } else if (record.verdict == Verdict::regressed) {
         record.message +=

@@ -239,18 +239,19 @@ bool operator!=(const ThreadPartsJudged& a, const ThreadPartsJudged& b) noexcept
 
 AllocationCount other_threads_part(const ThreadShare& share) noexcept { return {share.allocations, share.bytes}; }
 
+std::uint64_t mean_block_bytes(std::uint64_t bytes, std::uint64_t blocks) noexcept {
+  return blocks == 0 ? 0 : bytes / blocks + (bytes % blocks != 0);
+}
+
 std::uint64_t scheduling_allowance(MetricName metric, const ThreadShare& other_threads, const Metrics& own,
                                    std::uint64_t largest_block) noexcept {
   if (other_threads.empty()) return 0;
   const bool bytes =
       metric == MetricName::allocated_bytes || metric == MetricName::live_bytes || metric == MetricName::peak_bytes;
   const std::uint64_t volume = bytes ? other_threads.bytes : other_threads.allocations;
-  auto mean_block = [](std::uint64_t total, std::uint64_t blocks) -> std::uint64_t {
-    return blocks == 0 ? 0 : total / blocks + (total % blocks != 0);
-  };
   const std::uint64_t block_bytes = other_threads.allocations > 0
-                                        ? mean_block(other_threads.bytes, other_threads.allocations)
-                                        : mean_block(own.allocated_bytes, own.allocations);
+                                        ? mean_block_bytes(other_threads.bytes, other_threads.allocations)
+                                        : mean_block_bytes(own.allocated_bytes, own.allocations);
   std::uint64_t blocks = bytes ? kSchedulingBlocks * block_bytes : kSchedulingBlocks;
   if (metric == MetricName::allocated_bytes && largest_block > block_bytes) {
     blocks = largest_block + (kSchedulingBlocks - 1) * block_bytes;

@@ -172,10 +172,12 @@ inline Fn real(Entry e) noexcept {
   return reinterpret_cast<Fn>(g_real.fn[e]);
 }
 
-// A window counts through the entry points, and this one's target is
-// jemalloc's own (see Real::counted).
+// This entry point's target is jemalloc's own (see Real::counted).
+inline bool jemalloc_behind(Entry e) noexcept { return (g_real.counted >> e & 1) != 0; }
+
+// A window counts through the entry points, and this one's target is jemalloc's own.
 inline bool counts(Entry e) noexcept {
-  return g_entry_point_windows.load(std::memory_order_relaxed) != 0 && (g_real.counted >> e & 1) != 0;
+  return g_entry_point_windows.load(std::memory_order_relaxed) != 0 && jemalloc_behind(e);
 }
 
 // The many faces of allocating and freeing, each written once. An exact-mode
@@ -238,7 +240,7 @@ const char* why_entry_points_not_in_effect() noexcept {
     if (!ready()) return "heapgate's allocation entry points could not find the allocator behind them";
     find_loader();
     if (g_real.jemalloc_base == nullptr) return "jemalloc is not loaded";
-    if ((g_real.counted >> e_malloc & 1) == 0) return "malloc after heapgate's is not jemalloc's";
+    if (!jemalloc_behind(e_malloc)) return "malloc after heapgate's is not jemalloc's";
     for (unsigned e = 0; e < kEntryCount; ++e) {
       void* called = dlsym(RTLD_DEFAULT, kEntryNames[e]);
       if (called != nullptr && module_base(called) == g_real.jemalloc_base) {
@@ -417,7 +419,6 @@ inline void delete_via(Entry e, void* p, std::size_t request_or_0, Args... args)
 // object of an alignas(64) type (a thread pool, a lock-free queue) read as a
 // leak. These variants go to jemalloc's C function themselves, as its
 // operator would, and count once (docs/platform-facts.md).
-inline bool jemalloc_behind(Entry e) noexcept { return (hg::g_real.counted >> e & 1) != 0; }
 
 // The throwing and nothrow aligned operator new: aligned_alloc, then the
 // new-handler loop the standard asks of operator new.

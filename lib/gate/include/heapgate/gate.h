@@ -348,13 +348,6 @@ struct CallSiteChange {
 /// then in bytes, then by function. Pure.
 std::vector<CallSiteChange> call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after);
 
-/// The change between a baseline's call sites and this run's, one line per
-/// changed site, largest change first, at most `limit`:
-/// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)";
-/// a site that is new or gone counts from or to zero. "" when nothing changed.
-std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
-                                      std::size_t limit = 5);
-
 /// Which threads made a threaded test's growth, where its two parts tell
 /// (call sites carry no thread): a site that grew by more allocations than
 /// the other part could have added (`more_than`) grew on `threads`.
@@ -363,10 +356,14 @@ struct GrowthThreads {
   std::uint64_t more_than = 0;
 };
 
-/// explain_call_site_changes(), with `threads` before "at" on the sites that
-/// grew on them: "+40 allocations (+1280 B) on other threads at handle(int) (server.cc:512)".
+/// The change between a baseline's call sites and this run's, one line per
+/// changed site, largest change first, at most `limit`:
+/// "+56 allocations (+1792 B) at strcache::Lru::join_all() (lru.cpp:42)";
+/// a site that is new or gone counts from or to zero. "" when nothing changed.
+/// With `threads` known, the sites that grew on them say so before "at":
+/// "+40 allocations (+1280 B) on other threads at handle(int) (server.cc:512)".
 std::string explain_call_site_changes(const std::vector<CallSite>& before, const std::vector<CallSite>& after,
-                                      std::size_t limit, const GrowthThreads& threads);
+                                      const GrowthThreads& threads = {}, std::size_t limit = 5);
 
 /// The functions whose call sites grew beyond `tolerances` (allocations or
 /// bytes, each function's lines summed against its baseline value; a new

@@ -269,6 +269,9 @@ AllocationCount own_thread_part(const Metrics& metrics, const ThreadShare& other
 /// The other threads' part of a run: what `share` says they allocated.
 AllocationCount other_threads_part(const ThreadShare& share) noexcept;
 
+/// The mean size of `blocks` blocks of `bytes` in all, rounded up; 0 for none.
+std::uint64_t mean_block_bytes(std::uint64_t bytes, std::uint64_t blocks) noexcept;
+
 /// The share of other threads' allocations a test may gain or lose by
 /// scheduling alone: 1%.
 inline constexpr double kOtherThreadsSlack = 0.01;
