@@ -234,7 +234,7 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   if (varied_by_itself) {
     const Metrics& recorded = baseline->metrics;
     const std::uint64_t block_bytes = mean_block_bytes(recorded.allocated_bytes, recorded.allocations);
-    for (MetricName m : {MetricName::allocations, MetricName::allocated_bytes, MetricName::peak_bytes}) {
+    for (MetricName m : kVolumeMetrics) {
       if (spread(*baseline->noise, m) > 0) continue;
       const std::uint64_t blocks = m == MetricName::allocations ? kSchedulingBlocks : kSchedulingBlocks * block_bytes;
       used[m] = Tolerance{allowed_change(used[m], get(recorded, m)) + blocks, 0.0};

@@ -52,6 +52,12 @@ inline constexpr std::array<MetricName, 5> kMetricNames = {MetricName::allocatio
                                                            MetricName::live_allocations, MetricName::live_bytes,
                                                            MetricName::peak_bytes};
 
+/// How much a test allocates in its window, as opposed to what it leaves live:
+/// the metrics timing and a test's own variation may move; live counts are
+/// judged exactly (a leak is a change however it came about).
+inline constexpr std::array<MetricName, 3> kVolumeMetrics = {MetricName::allocations, MetricName::allocated_bytes,
+                                                             MetricName::peak_bytes};
+
 /// The metric's name as written in JSON ("live_bytes").
 std::string_view to_string(MetricName metric) noexcept;
 /// Parses a metric name. Errors: `invalid_argument` naming the value and
