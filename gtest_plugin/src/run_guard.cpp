@@ -231,9 +231,13 @@ void watch() {
   }
 }
 
+std::atomic<bool> g_watchdog_started{false};
+
 }  // namespace
 
 std::uint64_t guard_thread_switches() noexcept { return g_watchdog_switches.load(std::memory_order_acquire); }
+
+int guard_threads() noexcept { return g_watchdog_started.load(std::memory_order_acquire) ? 1 : 0; }
 
 void start_run_guard(RunGuardOptions options) {
   static std::once_flag once;
@@ -249,7 +253,10 @@ void start_run_guard(RunGuardOptions options) {
       ::sigaction(kFatalSignals[i], &action, &g_previous[i]);
     }
     std::atexit(on_exit);
-    if (g_options.timeout.count() > 0) std::thread(watch).detach();
+    if (g_options.timeout.count() > 0) {
+      std::thread(watch).detach();
+      g_watchdog_started.store(true, std::memory_order_release);
+    }
   });
 }
 

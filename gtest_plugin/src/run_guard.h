@@ -54,5 +54,7 @@ void guard_exit_status(int code);
 /// sleep it is in or about to enter included: what context_switches()
 /// leaves out, since the watchdog wakes every 250 ms whatever the test does.
 std::uint64_t guard_thread_switches() noexcept;
+/// The threads the guard runs: 1 while its watchdog runs, else 0.
+int guard_threads() noexcept;
 
 }  // namespace heapgate::gtest

@@ -44,7 +44,9 @@ class SuiteRun {
   /// A test that ends with live blocks (and no baseline says they are setup)
   /// in a run that records the baseline is judged after the last test
   /// instead, from whether later tests freed them (`counting_window`:
-  /// ScopeResult::counting_window, 0 for none).
+  /// ScopeResult::counting_window, 0 for none). So is a gated test whose live
+  /// blocks went beyond the baseline's while other threads were alive: the
+  /// blocks those threads freed after it ended do not count as live.
   void judge(TestRecord record, std::uint32_t counting_window = 0);
   /// A record the gate has already judged (nothing could be measured).
   void add(TestRecord record);
@@ -59,12 +61,17 @@ class SuiteRun {
     TestRecord record;
     Observation observation;  // taken at the test's end: its requests are gone after it
     std::uint32_t counting_window = 0;
+    // A gated run's test whose live blocks went beyond the baseline's while
+    // other threads were alive: what they freed after it ended is not live.
+    bool settle = false;
   };
   const BaselineEntry* baseline_entry(const std::string& test) const;
   GatePolicy policy() const;
   void judge_deferred();
   // The gate's verdict for one test; `journaled`: its pending record is in the report already.
-  void finish_judging(TestRecord record, Observation observation, bool journaled);
+  // `note`: a line the message gets after the gate's.
+  void finish_judging(TestRecord record, Observation observation, bool journaled, const std::string& note = {});
+  void defer(TestRecord record, Observation observation, std::uint32_t counting_window, bool settle);
   void finish_interrupted(TestRecord record);
   // The tests a baseline being recorded takes call sites for: those that
   // allocated, passed, and have none yet.

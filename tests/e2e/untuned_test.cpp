@@ -126,5 +126,42 @@ TEST_F(Untuned, PlantedChangesAreCaughtWithTheirLines) {
   EXPECT_NE(detached.message.find("untuned_suite.cpp"), std::string::npos) << detached.message;
 }
 
+// A block a test hands to a worker shared by the suite, freed by the worker
+// after the test returned: not live in a gated run (the run follows what
+// other threads free after a test); kept by the worker for good, it is.
+// Unsharded, so the later test that lets the worker free is in the same
+// process: the suite binary run directly, as a user runs it.
+TEST_F(Untuned, BlocksAWorkerFreesAfterTheTestReturnedAreNotLive) {
+  auto run = [&](const std::string& report, std::vector<std::string> env = {}) {
+    sys::ProcessOptions options;
+    options.unset_env = testing::suite_unset_env();
+    env.push_back("UNTUNED_COUNTER_FILE=" + counter_);
+    options.extra_env = std::move(env);
+    auto ran = sys::run_process({testing::helper_binary("untuned_suite"), "--heapgate_baselines=" + baselines_,
+                                 "--heapgate_report=" + report, "--heapgate_strict"},
+                                options);
+    EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
+    return ran ? *ran : sys::ProcessResult{};
+  };
+  const sys::ProcessResult first = run(dir_ + "/report-1");
+  ASSERT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
+  EXPECT_EQ(record(dir_ + "/report-1", "Pool.HandsABlockOver").metrics.live_allocations, 0u);
+
+  const sys::ProcessResult late = run(dir_ + "/report-late", {"UNTUNED_POOL_LATE=1"});
+  EXPECT_EQ(late.exit_code, 0) << late.stdout_text << late.stderr_text;
+  const TestRecord handed = record(dir_ + "/report-late", "Pool.HandsABlockOver");
+  EXPECT_EQ(handed.verdict, Verdict::pass) << handed.message;
+  EXPECT_EQ(handed.metrics.live_allocations, 0u) << handed.message;
+  EXPECT_NE(handed.message.find("held, not kept: 1 of the 1 blocks live at its end"), std::string::npos)
+      << handed.message;
+
+  const sys::ProcessResult kept = run(dir_ + "/report-kept", {"UNTUNED_POOL_LATE=1", "UNTUNED_POOL_LEAK=1"});
+  EXPECT_EQ(kept.exit_code, 1) << kept.stdout_text << kept.stderr_text;
+  const TestRecord leaked = record(dir_ + "/report-kept", "Pool.HandsABlockOver");
+  EXPECT_TRUE(is_failure(leaked.verdict)) << leaked.message;
+  EXPECT_EQ(leaked.metrics.live_allocations, 1u) << leaked.message;
+  EXPECT_NE(leaked.message.find("untuned_suite.cpp"), std::string::npos) << leaked.message;
+}
+
 }  // namespace
 }  // namespace heapgate

@@ -460,6 +460,7 @@ std::uint32_t g_stamps_cleared_at = 0;  // the epoch when g_stamps last forgot e
 
 std::atomic<std::uint64_t> g_entry_point_windows{0};
 std::atomic<std::uint64_t> g_windows_active{0};
+std::atomic<bool> g_follow_frees{false};
 SizeClasses g_size_classes;
 
 // fork() copies a lock another thread holds as held, and no thread of the
@@ -522,6 +523,11 @@ void note_freed(void* ptr, std::uint64_t usize) noexcept {
   if (g_capturing.load(std::memory_order_relaxed)) {
     capture_dalloc(ptr, taken.usize, slot != nullptr ? &slot->capture : nullptr);
   }
+}
+
+void note_freed_between_windows(void* ptr, std::uint64_t usize) noexcept {
+  const Taken taken = take_block(current_slot_for_free(), ptr, usize);
+  if (taken.tracked) note_residue_freed(taken.epoch, taken.usize);
 }
 
 ResizeTicket begin_resize(void* ptr) noexcept {

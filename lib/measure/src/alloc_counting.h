@@ -96,6 +96,10 @@ extern std::atomic<std::uint64_t> g_entry_point_windows;
 /// The windows counting through any source, one bit each.
 extern std::atomic<std::uint64_t> g_windows_active;
 
+/// Frees are followed while no window counts too (follow_frees_between_windows()
+/// in heapgate/integration.h). Read by the entry points only then.
+extern std::atomic<bool> g_follow_frees;
+
 /// A block of `usize` usable bytes (0: ask jemalloc) was allocated at `ptr`.
 /// `stack_start` is where an exact-mode stack starts: a hook passes its return
 /// address (inside jemalloc, where jemalloc's own stacks start); nullptr is
@@ -107,6 +111,11 @@ void note_allocated(void* ptr, std::uint64_t usize, void* stack_start) noexcept;
 /// be freed. Call before the block is given back: afterwards another thread
 /// may get the same address.
 void note_freed(void* ptr, std::uint64_t usize) noexcept;
+
+/// The block at `ptr` is about to be freed while no window counts: if a
+/// window left it live, that window's residue learns it was freed
+/// (released_since_close()). Nothing is counted.
+void note_freed_between_windows(void* ptr, std::uint64_t usize) noexcept;
 
 /// A block about to be resized or moved (realloc, rallocx, xallocx). Taken
 /// before the call, so its address cannot be handed to another thread while

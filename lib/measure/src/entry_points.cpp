@@ -199,7 +199,11 @@ inline void* allocated(Entry e, std::size_t request_or_0, Fn fn, Args... args) {
 
 template <typename Fn, typename... Args>
 inline void freed(Entry e, void* p, std::size_t request_or_0, Fn fn, Args... args) noexcept {
-  if (p != nullptr && counts(e)) note_freed(p, usable_size_of_request(request_or_0));
+  if (p != nullptr && counts(e)) {
+    note_freed(p, usable_size_of_request(request_or_0));
+  } else if (p != nullptr && g_follow_frees.load(std::memory_order_relaxed) && jemalloc_behind(e)) {
+    note_freed_between_windows(p, usable_size_of_request(request_or_0));
+  }
   fn(p, args...);
 }
 

@@ -60,6 +60,8 @@ void release_profiling() noexcept { g_profiling_owned.store(false); }
 std::optional<ReleasedBlocks> released_since(std::uint32_t counting_window) noexcept {
   return released_since_close(counting_window);
 }
+
+void follow_frees_between_windows(bool on) noexcept { g_follow_frees.store(on, std::memory_order_relaxed); }
 }  // namespace detail
 
 void set_error_sink(ErrorSink sink) {

@@ -17,12 +17,20 @@ struct ReleasedBlocks {
 };
 /// What has been freed, since the scope of `counting_window`
 /// (ScopeResult::counting_window) ended, of the blocks it left live
-/// (ScopeResult::live_allocations). Frees count only while some counting
-/// scope is open (a GoogleTest run: the later tests), so what is freed
-/// between scopes stays unseen; nullopt when the scope did not count or is
-/// no longer followed. For telling blocks a test held (a later test freed
-/// them) from blocks it leaked, without running it again.
+/// (ScopeResult::live_allocations). Frees count while some counting scope
+/// is open (a GoogleTest run: the later tests), and between scopes while
+/// follow_frees_between_windows() is on; otherwise what is freed between
+/// scopes stays unseen. nullopt when the scope did not count or is no longer
+/// followed. For telling blocks a test held (a later test, or a thread it
+/// handed them to, freed them) from blocks it leaked, without running it again.
 std::optional<ReleasedBlocks> released_since(std::uint32_t counting_window) noexcept;
+
+/// While on, a free between counting scopes still tells released_since():
+/// a pool's worker that drops a test's last reference just after the test
+/// returned frees it in the gap before the next test. Nothing is counted
+/// between scopes, only the blocks scopes left live are followed. Counting
+/// through heapgate's entry points only (the default); a no-op otherwise.
+void follow_frees_between_windows(bool on) noexcept;
 
 /// The next allocation the calling thread makes is not counted (nor is its
 /// free, since it is never tracked). For an allocation that a framework makes
