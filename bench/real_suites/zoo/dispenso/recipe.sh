@@ -7,5 +7,5 @@ ZOO_KIND="C++ thread pool"
 ZOO_PATCHES=(plant.patch)
 ZOO_TARGETS=(thread_pool_test task_set_test future_test pipeline_test)
 ZOO_BINARIES=(dispenso/tests/thread_pool_test dispenso/tests/task_set_test dispenso/tests/future_test dispenso/tests/pipeline_test)
-ZOO_PLANT_TEST="ThreadPool.ScheduleBulkBasic"
+ZOO_PLANT_TEST="ThreadPool.SpinPollWithSleepForceQueue"
 ZOO_PLANT_FILE=tests/thread_pool_test.cpp
