@@ -31,10 +31,7 @@ bool grows(const LiveGrowth& growth) noexcept {
   // MultiThenReadyDelayedOriginTightLoop makes as many futures as 1 ms
   // allows, and its allocator keeps their buffers). A leak keeps part of
   // every run's work: it grows in a run that did no more than an earlier one
-  // too, and a test that repeats its work exactly always has such runs. (The
-  // first run's count lacks GoogleTest's own per-run allocations, which the
-  // child's one scope counts between later runs: it is always the lowest, so
-  // the rule rests on the later runs.)
+  // too, and a test that repeats its work exactly always has such runs.
   return !detail::grew_only_with_more_work(growth);
 }
 

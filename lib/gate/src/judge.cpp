@@ -275,8 +275,7 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) +
                       " bytes) stay live, no more than the baseline records as setup; not a leak (not repeated)");
-    } else if (observation.leak.residue == LeakResidue::constant && grows_at_every_step(growth) &&
-               detail::grew_only_with_more_work(growth)) {
+    } else if (observation.leak.residue == LeakResidue::constant && detail::grew_only_with_more_work(growth)) {
       line(notes, "held for reuse, not leaked: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) +
                       " bytes) stay live and grew only in runs that did more than every run before (" +
