@@ -15,8 +15,7 @@ bool GrowthChild::after_run(ProfileScope& scope, int iteration) {
   const ProfileScope::Live live = scope.live();
   growth_.live_allocations.push_back(live.allocations);
   growth_.live_bytes.push_back(live.bytes);
-  growth_.allocations.push_back(live.made);
-  if (stop_when_level_ && growth_.live_allocations.size() >= 2 && !grows_at_every_step(growth_)) return true;
+  if (stop_when_level_ && growth_.live_allocations.size() >= 2 && !grows(growth_)) return true;
   return iteration + 1 >= runs_;
 }
 

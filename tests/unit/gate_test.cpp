@@ -996,36 +996,6 @@ TEST(GateTest, GrowingLiveBlocksAreALeakExplainedByTheGrowingSites) {
   EXPECT_NE(text.find("3 blocks, 96 B still live"), std::string::npos) << text;
 }
 
-// dispenso's Future.MultiThenReadyDelayedOriginTightLoop makes as many
-// futures as 1 ms allows, and its allocator keeps their buffers for reuse:
-// what stays live grew in every run, each time with more work than any run
-// before. A leak keeps part of every run's work, so it also grows in a run
-// that did no more; so does one in a test that repeats its work exactly.
-TEST(GateTest, GrowthThatOnlyCameWithMoreWorkIsACacheNotALeak) {
-  LiveGrowth cache = series({215, 708, 780, 5986, 7664});
-  cache.allocations = {300, 1100, 2000, 8000, 15700};  // each run's work: 300, 800, 900, 6000, 7700
-  EXPECT_TRUE(grows_at_every_step(cache));
-  EXPECT_FALSE(grows(cache));
-  LiveGrowth leak = cache;
-  leak.allocations = {300, 1100, 1500, 7500, 15200};  // the third run did 400, less than the second's 800
-  EXPECT_TRUE(grows(leak));
-  LiveGrowth steady = series({3, 6, 9});
-  steady.allocations = {10, 20, 30};
-  EXPECT_TRUE(grows(steady));
-  LiveGrowth unknown = series({215, 708, 780});  // a report from before the work was kept
-  EXPECT_TRUE(grows(unknown));
-
-  FakeExplainer explainer;
-  explainer.growth_result = cache;
-  BaselineEntry base = recorded(observed(100, 3));
-  TestRecord r = record_of(observed(100, 3));
-  const std::string text =
-      gate_test(r, observed(100, 3), &base, GatePolicy{}, explainer, Suppressions{}, ExplainOptions{5, false});
-  EXPECT_NE(r.verdict, Verdict::leaked) << r.message;
-  EXPECT_NE(r.message.find("held for reuse, not leaked"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("allocations per run: 300, 800, 900, 6000, 7700"), std::string::npos) << r.message;
-}
-
 TEST(GateTest, FluctuatingThreadBuffersDoNotGrow) {
   EXPECT_FALSE(grows(series({1, 0, 1})));
   EXPECT_FALSE(grows(series({1, 2, 2})));

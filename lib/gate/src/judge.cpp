@@ -275,13 +275,6 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) +
                       " bytes) stay live, no more than the baseline records as setup; not a leak (not repeated)");
-    } else if (observation.leak.residue == LeakResidue::constant && detail::grew_only_with_more_work(growth)) {
-      line(notes, "held for reuse, not leaked: " + std::to_string(m.live_allocations) + " blocks (" +
-                      std::to_string(m.live_bytes) +
-                      " bytes) stay live and grew only in runs that did more than every run before (" +
-                      detail::describe_growth(growth) + "; " + detail::describe_work(growth) +
-                      "), as a cache that keeps the busiest run's blocks does; a leak also grows in a run that "
-                      "does no more");
     } else if (observation.leak.residue == LeakResidue::constant) {
       line(notes, "one-time initialization: " + std::to_string(m.live_allocations) + " blocks (" +
                       std::to_string(m.live_bytes) + " bytes) stay live but do not grow when the test repeats" +

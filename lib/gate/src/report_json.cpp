@@ -348,9 +348,9 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   if (const json* f = r.member(v, p, "growth", false)) {
     std::string gp = pointer_append(p, "growth");
     if (r.object(*f, gp)) {
-      r.only_keys(*f, gp, {"allocations", "live_allocations", "live_bytes"});
-      auto series = [&](const char* key, std::vector<std::uint64_t>& out, bool required = true) {
-        const json* a = r.member(*f, gp, key, required);
+      r.only_keys(*f, gp, {"live_allocations", "live_bytes"});
+      auto series = [&](const char* key, std::vector<std::uint64_t>& out) {
+        const json* a = r.member(*f, gp, key, true);
         std::string ap = pointer_append(gp, key);
         if (a == nullptr || !r.array(*a, ap)) return;
         for (std::size_t i = 0; i < a->size() && r.ok(); ++i)
@@ -358,11 +358,8 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
       };
       series("live_allocations", t.growth.live_allocations);
       series("live_bytes", t.growth.live_bytes);
-      series("allocations", t.growth.allocations, /*required=*/false);
-      if (r.ok() && (t.growth.live_allocations.size() != t.growth.live_bytes.size() ||
-                     (!t.growth.allocations.empty() && t.growth.allocations.size() != t.growth.live_bytes.size()))) {
-        r.fail_at(gp, "allocations, live_allocations and live_bytes have different lengths",
-                  "write one value per run in each");
+      if (r.ok() && t.growth.live_allocations.size() != t.growth.live_bytes.size()) {
+        r.fail_at(gp, "live_allocations and live_bytes have different lengths", "write one value per run in each");
       }
     }
   }
@@ -662,7 +659,6 @@ std::string record_json_line(const TestRecord& t) {
   w.key("file").string(t.file);
   if (!t.growth.empty()) {
     w.key("growth").open('{');
-    if (!t.growth.allocations.empty()) write_series(w.key("allocations"), t.growth.allocations);
     write_series(w.key("live_allocations"), t.growth.live_allocations);
     write_series(w.key("live_bytes"), t.growth.live_bytes);
     w.close('}');

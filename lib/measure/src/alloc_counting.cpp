@@ -629,7 +629,6 @@ WindowResult sum_window_locked(int window) noexcept {
   const std::uint64_t bytes = now.allocated_bytes - w.start.allocated_bytes;
   const std::uint64_t opener_allocations = opener_now.allocations - w.opener_start.allocations;
   const std::uint64_t opener_bytes = opener_now.allocated_bytes - w.opener_start.allocated_bytes;
-  r.allocations = allocations;
   r.other_thread_allocations = allocations > opener_allocations ? allocations - opener_allocations : 0;
   r.other_thread_bytes = bytes > opener_bytes ? bytes - opener_bytes : 0;
   return r;

@@ -31,8 +31,6 @@ struct WindowResult {
   /// and freed the window's blocks; with several, the sum of each thread's
   /// own highest point, an upper bound that is never below live_bytes.
   std::uint64_t peak_bytes = 0;
-  /// Allocations made while open, all threads.
-  std::uint64_t allocations = 0;
   /// Allocations (and their usable bytes) made while open by threads other
   /// than the one that opened the window.
   std::uint64_t other_thread_allocations = 0;

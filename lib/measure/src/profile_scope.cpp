@@ -179,7 +179,7 @@ ProfileScope::~ProfileScope() {
 ProfileScope::Live ProfileScope::live() const noexcept {
   if (window_ < 0) return {};
   detail::WindowResult w = detail::peek_window(window_);
-  return Live{w.live_allocations, w.live_bytes, w.allocations};
+  return Live{w.live_allocations, w.live_bytes};
 }
 
 Result<ScopeResult> ProfileScope::finish() noexcept {

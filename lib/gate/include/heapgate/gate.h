@@ -69,15 +69,9 @@ enum class LeakResidue {
 /// The leak rule: live blocks *grow* when, after each further run, no fewer
 /// blocks and more blocks or more bytes are live than after the run before
 /// (every step, so a background thread's fluctuating buffers and a bounded
-/// store that frees as it fills do not read as growth), unless each run's
-/// work is known and every run made more allocations than any run before it
-/// (a cache that keeps the busiest run's blocks grows so; a leak also grows
-/// in a run that does no more). One run alone grows when anything is live.
-/// Empty: false.
+/// store that frees as it fills do not read as growth). One run alone grows
+/// when anything is live. Empty: false.
 bool grows(const LiveGrowth& growth) noexcept;
-/// grows() without the work: more blocks or bytes live after every run. What
-/// a repeating run checks to stop early; the work tells only over all runs.
-bool grows_at_every_step(const LiveGrowth& growth) noexcept;
 
 /// The evidence about a test's live blocks, gathered by the face before judging.
 struct LeakEvidence {

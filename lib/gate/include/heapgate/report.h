@@ -74,9 +74,6 @@ bool operator!=(const RunInfo& a, const RunInfo& b) noexcept;
 struct LiveGrowth {
   std::vector<std::uint64_t> live_allocations;
   std::vector<std::uint64_t> live_bytes;
-  /// Allocations all runs so far made, live or not, after each run: each
-  /// run's work. Empty in a report written before it was kept.
-  std::vector<std::uint64_t> allocations;
 
   bool empty() const noexcept { return live_allocations.empty(); }
 };

@@ -136,7 +136,6 @@ class ProfileScope {
   struct Live {
     std::uint64_t allocations = 0;
     std::uint64_t bytes = 0;
-    std::uint64_t made = 0;  ///< allocations made since the scope started, live or not, all threads
   };
   Live live() const noexcept;
 
