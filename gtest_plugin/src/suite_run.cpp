@@ -54,15 +54,16 @@ Observation observation_of_test(const TestRecord& record, const Options& options
   return observation;
 }
 
-// The test left more live than its baseline entry allows.
+// The test left more live than its baseline entry. Not "beyond tolerance":
+// a block within the allowance other threads' activity earns the comparison
+// is still what the leak check repeats the test for, and a block a worker
+// frees just after the test returned must be seen freed before that
+// (Untuned.BlocksAWorkerFreesAfterTheTestReturnedAreNotLive failed under
+// load when two switches of other threads allowed the one live block).
 bool live_beyond_baseline(const Observation& observation, const BaselineEntry* baseline) {
   if (baseline == nullptr || !observation.metrics) return false;
-  const Comparison c =
-      compare_to_baseline(*observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode,
-                          std::nullopt, observation.not_measured, &observation.other_threads);
-  return std::any_of(c.deltas.begin(), c.deltas.end(), [](const MetricDelta& d) {
-    return d.grew && (d.metric == MetricName::live_allocations || d.metric == MetricName::live_bytes);
-  });
+  return observation.metrics->live_allocations > baseline->metrics.live_allocations ||
+         observation.metrics->live_bytes > baseline->metrics.live_bytes;
 }
 
 }  // namespace

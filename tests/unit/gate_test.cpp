@@ -1410,6 +1410,36 @@ TEST(SchedulingAllowance, OtherThreadsThatRanGiveTheTestTwoBlocks) {
   EXPECT_EQ(compare(with_more_blocks(ran.metrics, 1, 512), &alone_now).verdict, Verdict::regressed);
 }
 
+TEST(SchedulingAllowance, ThreadsThatOnlyRanBesideATestThatNeverWaitedAreNotItsCompany) {
+  // In the suite, an earlier test's detached threads finish while this one
+  // runs: they switch, its own thread never waits, nobody allocates in it.
+  ThreadShare leftovers;
+  leftovers.switches = 3;
+  EXPECT_EQ(company_in_suite(leftovers).switches, 0u);
+  ThreadShare waited = leftovers;
+  waited.own_waits = 1;
+  EXPECT_EQ(company_in_suite(waited).switches, 3u);
+  ThreadShare allocated = leftovers;
+  allocated.allocations = 1;
+  allocated.bytes = 32;
+  EXPECT_EQ(company_in_suite(allocated).switches, 3u);
+
+  // A planted +1 in such a test is caught, not allowed for scheduling.
+  const BaselineEntry base = entry(4);
+  Observation planted = observed(5);
+  planted.other_threads = leftovers;
+  EXPECT_EQ(judge(planted, &base, GatePolicy{}).verdict, Verdict::regressed);
+  // A fresh run alone with the +1 and no company confirms it ...
+  Observation confirmed = planted;
+  confirmed.confirmations = {Measurement{metrics(5), ThreadShare{}}};
+  EXPECT_EQ(judge(confirmed, &base, GatePolicy{}).verdict, Verdict::regressed);
+  // ... while a test whose own threads run beside it alone (a skip-list test
+  // handing work to its background thread) keeps their allowance there.
+  Observation lagging = planted;
+  lagging.confirmations = {Measurement{metrics(5), leftovers}};
+  EXPECT_EQ(judge(lagging, &base, GatePolicy{}).verdict, Verdict::pass);
+}
+
 TEST(SchedulingAllowance, ThreadedTestsMayMoveByItSingleThreadedOnesStayExact) {
   BaselineEntry threaded = entry(9031);
   threaded.other_threads = ThreadShare{200, 102400, 0};

@@ -386,6 +386,12 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   return c;
 }
 
+ThreadShare company_in_suite(const ThreadShare& run) noexcept {
+  ThreadShare company = run;
+  if (run.own_waits == 0 && run.allocations == 0) company.switches = 0;
+  return company;
+}
+
 std::optional<Comparison> compare_alone(const Metrics& fresh, const BaselineEntry& baseline, Mode mode) {
   if (!baseline.alone) return std::nullopt;
   BaselineEntry alone = baseline;

@@ -196,12 +196,12 @@ std::string gate_test(TestRecord& record, Observation observation, const Baselin
   // The totals regressed (not only a call site): a threaded test's own
   // thread can grow while its total falls, so the comparison's verdict says,
   // not a delta's sign.
+  const ThreadShare in_suite = company_in_suite(observation.other_threads);
   const std::optional<Comparison> regression =
-      judged.verdict == Verdict::regressed
-          ? std::optional<Comparison>(compare_to_baseline(
-                *observation.metrics, baseline, Tolerances::for_mode(observation.mode), observation.mode, std::nullopt,
-                observation.not_measured, &observation.other_threads))
-          : std::nullopt;
+      judged.verdict == Verdict::regressed ? std::optional<Comparison>(compare_to_baseline(
+                                                 *observation.metrics, baseline, Tolerances::for_mode(observation.mode),
+                                                 observation.mode, std::nullopt, observation.not_measured, &in_suite))
+                                           : std::nullopt;
   if (regression && regression->verdict == Verdict::regressed && observation.mode != Mode::sampled &&
       !policy.accepting) {
     // Evidence for the confirmation rule (confirmation_clears()): fresh runs,

@@ -225,9 +225,11 @@ Judgement judge(const Observation& observation, const BaselineEntry* baseline, c
     j.baseline = baseline->metrics;
     j.baseline_noise = baseline->noise;
   }
+  // The run in the suite; its confirmations are fresh runs alone.
+  const ThreadShare in_suite = company_in_suite(observation.other_threads);
   const Comparison comparison =
       compare_to_baseline(m, baseline, Tolerances::for_mode(observation.mode), observation.mode,
-                          observation.standard_errors, observation.not_measured, &observation.other_threads);
+                          observation.standard_errors, observation.not_measured, &in_suite);
   j.deltas = comparison.deltas;
   j.thread_parts = comparison.parts;
   if (observation.own_failure) {

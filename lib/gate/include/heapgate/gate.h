@@ -261,6 +261,16 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
                                const std::vector<MetricName>& not_measured = {},
                                const ThreadShare* current_other_threads = nullptr);
 
+/// What of other threads' activity during a test run in the middle of a
+/// suite counts as the test's company: their switches only when its own
+/// thread waited or another thread allocated in it. Threads that merely ran
+/// beside a test that never waited (an earlier test's detached threads
+/// finishing, on a loaded machine) cannot have changed what its own thread
+/// allocated, and their allowance let a planted +1 through. A fresh run of
+/// the test alone (a confirmation) keeps all of its switches: whatever ran
+/// there is the test's own company. Pure.
+ThreadShare company_in_suite(const ThreadShare& run) noexcept;
+
 /// Compares a fresh run of the test alone with the entry's `alone` band (null
 /// when it has none): the same rules as compare_to_baseline(), with the band's
 /// low values as the reference and its spread, if any, as noise; a metric
