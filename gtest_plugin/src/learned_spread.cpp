@@ -52,7 +52,7 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
     milliseconds += t->duration_ms;
   }
   if (learned == 0) return std::nullopt;
-  const int wanted = milliseconds < kCheapSpreadMilliseconds ? kCheapLearnedRuns : kLearnedRuns;
+  const int wanted = learned_runs_wanted(milliseconds);
   const int runs = wanted - static_cast<int>(have) - runs_elsewhere;
   if (runs <= 0) return std::nullopt;
   SpreadRequest request;

@@ -23,12 +23,24 @@ namespace heapgate::gtest {
 /// More runs of each test whose spread is learned.
 inline constexpr int kLearnedRuns = 2;
 
-/// Tests that may vary and together took less than this long in the run get
-/// kCheapLearnedRuns more runs instead: a few runs of a small threaded test
-/// often all land in one state (every sample of a 4-worker word count saw one
-/// worker take all the work, then a gated run did not), and more cost little.
-inline constexpr double kCheapSpreadMilliseconds = 2000;
+/// Tests that may vary get kCheapLearnedRuns more runs instead when those
+/// extra runs add less than this to the recording run: a few runs of a small
+/// threaded test often all land in one state (every sample of a 4-worker word
+/// count saw one worker take all the work, then a gated run did not), and more
+/// cost little. Bounded by what they add, not by the tests' own time: a suite
+/// of 500 threaded tests of 4 ms each took 2.0 s `off` and 18.8 s to record,
+/// 14.3 s of it the eight runs (the first run must stay within twice `off`).
+inline constexpr double kCheapSpreadAddedMilliseconds = 1000;
 inline constexpr int kCheapLearnedRuns = 8;
+
+/// How many more runs tests that may vary and together took `milliseconds`
+/// get: kCheapLearnedRuns while the runs beyond kLearnedRuns add less than
+/// kCheapSpreadAddedMilliseconds, else kLearnedRuns.
+constexpr int learned_runs_wanted(double milliseconds) noexcept {
+  return milliseconds * (kCheapLearnedRuns - kLearnedRuns) < kCheapSpreadAddedMilliseconds ? kCheapLearnedRuns
+                                                                                           : kLearnedRuns;
+}
+static_assert(learned_runs_wanted(100) == kCheapLearnedRuns && learned_runs_wanted(2000) == kLearnedRuns);
 
 /// Other threads allocated or ran while the test ran, or its own thread
 /// waited (and it allocated): its counts may depend on timing.
