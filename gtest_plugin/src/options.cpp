@@ -33,7 +33,7 @@ Result<Options> parse_options(int* argc, char** argv) {
       {"mode", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto mode = parse_mode(v);
-         if (!mode) return fail(bad_flag_value(where, v, "one of off, counters, exact, sampled"));
+         if (!mode) return fail(bad_flag_value(where, v, "one of " + list_words(kModeWords)));
          o.mode = *mode;
          return {};
        }},

@@ -22,8 +22,8 @@ Mode read_mode(JsonReader& r, const json& value, const std::string& pointer) {
   if (!r.ok()) return Mode::off;
   auto mode = parse_mode(text);
   if (!mode) {
-    r.fail_at(pointer, "expected a mode (off, counters, exact or sampled), got \"" + text + "\"",
-              "write one of off, counters, exact, sampled");
+    r.fail_at(pointer, "expected a mode (" + list_words(kModeWords, " or ") + "), got \"" + text + "\"",
+              "write one of " + list_words(kModeWords));
     return Mode::off;
   }
   return *mode;

@@ -172,8 +172,7 @@ RunInfo read_run(JsonReader& r, const json& v, const std::string& p) {
   }
   str("build_id", run.build_id);
   if (const json* f = r.member(v, p, "mode", false)) {
-    run.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", "off, counters, exact, sampled",
-                               Mode::off);
+    run.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", list_words(kModeWords), Mode::off);
   }
   str("jemalloc_version", run.jemalloc_version);
   str("host", run.host);
@@ -232,8 +231,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   str("message", t.message);
   if (const json* f = r.member(v, p, "line", false)) t.line = r.i32(*f, pointer_append(p, "line"));
   if (const json* f = r.member(v, p, "mode", true)) {
-    t.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", "off, counters, exact, sampled",
-                             Mode::off);
+    t.mode = read_enum<Mode>(r, *f, pointer_append(p, "mode"), parse_mode, "mode", list_words(kModeWords), Mode::off);
   }
   if (const json* f = r.member(v, p, "verdict", true)) {
     t.verdict = read_enum<Verdict>(r, *f, pointer_append(p, "verdict"), parse_verdict, "verdict",

@@ -128,26 +128,12 @@ AllocatorStatus detect() {
 
 }  // namespace
 
-std::string_view to_string(Mode mode) noexcept {
-  switch (mode) {
-    case Mode::off:
-      return "off";
-    case Mode::counters:
-      return "counters";
-    case Mode::exact:
-      return "exact";
-    case Mode::sampled:
-      return "sampled";
-  }
-  return "off";
-}
+std::string_view to_string(Mode mode) noexcept { return word_of(kModeWords, mode, "off"); }
 
 Result<Mode> parse_mode(std::string_view text) {
-  for (Mode m : {Mode::off, Mode::counters, Mode::exact, Mode::sampled}) {
-    if (text == to_string(m)) return m;
-  }
+  if (auto mode = value_of(kModeWords, text)) return *mode;
   return fail(make_error(ErrorCode::parse_error, "mode",
-                         "unknown mode \"" + std::string(text) + "\"; expected one of off, counters, exact, sampled",
+                         "unknown mode \"" + std::string(text) + "\"; expected one of " + list_words(kModeWords),
                          "write e.g. counters"));
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "heapgate/error.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 
@@ -23,6 +24,14 @@ namespace heapgate {
 /// - `sampled`: jemalloc profiling at the process' `lg_prof_sample`; counts are
 ///   estimates (exact when the process samples every allocation).
 enum class Mode { off, counters, exact, sampled };
+
+/// Every Mode with its name, in the order error messages list them.
+inline constexpr Vocabulary<Mode, 4> kModeWords = {{
+    {Mode::off, "off"},
+    {Mode::counters, "counters"},
+    {Mode::exact, "exact"},
+    {Mode::sampled, "sampled"},
+}};
 
 /// The mode's name as written in flags and JSON ("counters").
 std::string_view to_string(Mode mode) noexcept;

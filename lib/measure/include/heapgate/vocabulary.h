@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace heapgate {
+
+/// One value of a closed enum and the word flags, JSON and messages spell it with.
+template <typename Enum>
+struct VocabularyWord {
+  Enum value;
+  std::string_view word;
+};
+
+/// An enum's words, in the order messages list them: the one place they are
+/// spelled, so to_string, parsing and "expected one of …" cannot disagree.
+template <typename Enum, std::size_t N>
+using Vocabulary = std::array<VocabularyWord<Enum>, N>;
+
+/// The word of `value`; `fallback` for a value the vocabulary leaves out
+/// (a value no text names, or one cast from an out-of-range integer).
+template <typename Enum, std::size_t N>
+constexpr std::string_view word_of(const Vocabulary<Enum, N>& vocabulary, Enum value,
+                                   std::string_view fallback) noexcept {
+  for (const auto& entry : vocabulary) {
+    if (entry.value == value) return entry.word;
+  }
+  return fallback;
+}
+
+/// The value `text` spells exactly (case matters), if any.
+template <typename Enum, std::size_t N>
+constexpr std::optional<Enum> value_of(const Vocabulary<Enum, N>& vocabulary, std::string_view text) noexcept {
+  for (const auto& entry : vocabulary) {
+    if (entry.word == text) return entry.value;
+  }
+  return std::nullopt;
+}
+
+/// The values in the vocabulary's order, for an enum whose list of values
+/// walks its words too.
+template <typename Enum, std::size_t N>
+constexpr std::array<Enum, N> values_of(const Vocabulary<Enum, N>& vocabulary) noexcept {
+  std::array<Enum, N> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = vocabulary[i].value;
+  return out;
+}
+
+/// The words joined by ", " with `last_separator` before the last one:
+/// "a, b, c" by default, "a, b or c" with " or ".
+template <typename Enum, std::size_t N>
+std::string list_words(const Vocabulary<Enum, N>& vocabulary, std::string_view last_separator = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < N; ++i) {
+    if (i > 0) out += i + 1 == N ? last_separator : std::string_view(", ");
+    out += vocabulary[i].word;
+  }
+  return out;
+}
+
+}  // namespace heapgate
