@@ -36,9 +36,7 @@ Tolerances read_tolerances(JsonReader& r, const json& value, const std::string& 
     std::string p = pointer_append(pointer, it.key());
     auto metric = parse_metric_name(it.key());
     if (!metric) {
-      r.fail_at(p,
-                "unknown metric \"" + it.key() +
-                    "\"; expected allocations, allocated_bytes, live_allocations, live_bytes or peak_bytes",
+      r.fail_at(p, "unknown metric \"" + it.key() + "\"; expected " + list_words(kMetricNameWords, " or "),
                 "remove it or correct its spelling");
       break;
     }

@@ -251,9 +251,7 @@ std::vector<MetricName> JsonReader::metric_names(const json& value, const std::s
     if (!ok()) break;
     auto metric = parse_metric_name(name);
     if (!metric) {
-      fail_at(at,
-              "unknown metric \"" + name +
-                  "\"; expected allocations, allocated_bytes, live_allocations, live_bytes or peak_bytes",
+      fail_at(at, "unknown metric \"" + name + "\"; expected " + list_words(kMetricNameWords, " or "),
               "remove it or correct its spelling");
       break;
     }
@@ -273,8 +271,7 @@ Metrics JsonReader::metrics(const json& value, const std::string& pointer,
   for (auto it = value.begin(); it != value.end() && ok(); ++it) {
     if (!parse_metric_name(it.key())) {
       fail_at(pointer_append(pointer, it.key()),
-              "unknown metric \"" + it.key() +
-                  "\"; expected allocations, allocated_bytes, live_allocations, live_bytes or peak_bytes",
+              "unknown metric \"" + it.key() + "\"; expected " + list_words(kMetricNameWords, " or "),
               "remove it or correct its spelling");
     }
   }

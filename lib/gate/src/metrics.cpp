@@ -37,30 +37,13 @@ bool operator==(const Metrics& a, const Metrics& b) noexcept {
 
 bool operator!=(const Metrics& a, const Metrics& b) noexcept { return !(a == b); }
 
-std::string_view to_string(MetricName metric) noexcept {
-  switch (metric) {
-    case MetricName::allocations:
-      return "allocations";
-    case MetricName::allocated_bytes:
-      return "allocated_bytes";
-    case MetricName::live_allocations:
-      return "live_allocations";
-    case MetricName::live_bytes:
-      return "live_bytes";
-    case MetricName::peak_bytes:
-      return "peak_bytes";
-  }
-  return "allocations";
-}
+std::string_view to_string(MetricName metric) noexcept { return word_of(kMetricNameWords, metric, "allocations"); }
 
 Result<MetricName> parse_metric_name(std::string_view text) {
-  for (MetricName m : kMetricNames) {
-    if (text == to_string(m)) return m;
-  }
+  if (auto metric = value_of(kMetricNameWords, text)) return *metric;
   return fail(
       make_error(ErrorCode::parse_error, "metric",
-                 "unknown metric \"" + std::string(text) +
-                     "\"; expected one of allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
+                 "unknown metric \"" + std::string(text) + "\"; expected one of " + list_words(kMetricNameWords),
                  "write e.g. allocations"));
 }
 

@@ -39,8 +39,7 @@ MetricDelta read_delta(JsonReader& r, const json& v, const std::string& p) {
   r.only_keys(v, p, {"baseline", "beyond_tolerance", "current", "delta", "grew", "limit", "metric", "ratio"});
   if (const json* f = r.member(v, p, "metric", true)) {
     d.metric = read_enum<MetricName>(r, *f, pointer_append(p, "metric"), parse_metric_name, "metric",
-                                     "allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes",
-                                     MetricName::allocations);
+                                     list_words(kMetricNameWords), MetricName::allocations);
   }
   if (const json* f = r.member(v, p, "baseline", true)) d.baseline = r.u64(*f, pointer_append(p, "baseline"));
   if (const json* f = r.member(v, p, "current", true)) d.current = r.u64(*f, pointer_append(p, "current"));

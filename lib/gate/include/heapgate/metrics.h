@@ -12,6 +12,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/error.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 
@@ -47,10 +48,18 @@ bool operator!=(const Metrics& a, const Metrics& b) noexcept;
 /// - `peak_bytes`: Metrics::peak_bytes.
 enum class MetricName { allocations, allocated_bytes, live_allocations, live_bytes, peak_bytes };
 
-/// Every MetricName, in declaration order (the order of reports and tables).
-inline constexpr std::array<MetricName, 5> kMetricNames = {MetricName::allocations, MetricName::allocated_bytes,
-                                                           MetricName::live_allocations, MetricName::live_bytes,
-                                                           MetricName::peak_bytes};
+/// Every MetricName with its name, in declaration order (the order of
+/// reports and tables, and of the "expected one of" lists).
+inline constexpr Vocabulary<MetricName, 5> kMetricNameWords = {{
+    {MetricName::allocations, "allocations"},
+    {MetricName::allocated_bytes, "allocated_bytes"},
+    {MetricName::live_allocations, "live_allocations"},
+    {MetricName::live_bytes, "live_bytes"},
+    {MetricName::peak_bytes, "peak_bytes"},
+}};
+
+/// Every MetricName, in declaration order.
+inline constexpr std::array<MetricName, 5> kMetricNames = values_of(kMetricNameWords);
 
 /// How much a test allocates in its window, as opposed to what it leaves live:
 /// the metrics timing and a test's own variation may move; live counts are
