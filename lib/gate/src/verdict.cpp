@@ -6,38 +6,13 @@
 
 namespace heapgate {
 
-std::string_view to_string(Verdict verdict) noexcept {
-  switch (verdict) {
-    case Verdict::pass:
-      return "pass";
-    case Verdict::regressed:
-      return "regressed";
-    case Verdict::improved:
-      return "improved";
-    case Verdict::leaked:
-      return "leaked";
-    case Verdict::over_budget:
-      return "over_budget";
-    case Verdict::new_test:
-      return "new";
-    case Verdict::missing:
-      return "missing";
-    case Verdict::unavailable:
-      return "unavailable";
-    case Verdict::skipped:
-      return "skipped";
-  }
-  return "unavailable";
-}
+// A value no word names is shown as what it is treated as: nothing measured.
+std::string_view to_string(Verdict verdict) noexcept { return word_of(kVerdictWords, verdict, "unavailable"); }
 
 Result<Verdict> parse_verdict(std::string_view text) {
-  for (Verdict v : kVerdicts) {
-    if (text == to_string(v)) return v;
-  }
+  if (auto verdict = value_of(kVerdictWords, text)) return *verdict;
   return fail(make_error(ErrorCode::parse_error, "verdict",
-                         "unknown verdict \"" + std::string(text) +
-                             "\"; expected one of pass, regressed, improved, leaked, over_budget, new, missing, "
-                             "unavailable, skipped",
+                         "unknown verdict \"" + std::string(text) + "\"; expected one of " + list_words(kVerdictWords),
                          "write e.g. pass"));
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "heapgate/error.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 
@@ -26,10 +27,21 @@ namespace heapgate {
 ///   or judged, its baseline entry is kept as it was. Not a failure.
 enum class Verdict { pass, regressed, improved, leaked, over_budget, new_test, missing, unavailable, skipped };
 
+/// Every Verdict with its name, in declaration order.
+inline constexpr Vocabulary<Verdict, 9> kVerdictWords = {{
+    {Verdict::pass, "pass"},
+    {Verdict::regressed, "regressed"},
+    {Verdict::improved, "improved"},
+    {Verdict::leaked, "leaked"},
+    {Verdict::over_budget, "over_budget"},
+    {Verdict::new_test, "new"},
+    {Verdict::missing, "missing"},
+    {Verdict::unavailable, "unavailable"},
+    {Verdict::skipped, "skipped"},
+}};
+
 /// Every Verdict, in declaration order.
-inline constexpr std::array<Verdict, 9> kVerdicts = {Verdict::pass,    Verdict::regressed,   Verdict::improved,
-                                                     Verdict::leaked,  Verdict::over_budget, Verdict::new_test,
-                                                     Verdict::missing, Verdict::unavailable, Verdict::skipped};
+inline constexpr std::array<Verdict, 9> kVerdicts = values_of(kVerdictWords);
 
 /// The verdict's name as written in JSON ("over_budget"; "new" for new_test).
 std::string_view to_string(Verdict verdict) noexcept;
