@@ -48,7 +48,7 @@ Result<Options> parse_options(int* argc, char** argv) {
       {"fingerprint", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto check = parse_fingerprint_check(v);
-         if (!check) return fail(bad_flag_value(where, v, "one of warn, strict, ignore"));
+         if (!check) return fail(bad_flag_value(where, v, "one of " + list_words(kFingerprintCheckWords)));
          o.fingerprint = *check;
          return {};
        }},

@@ -36,26 +36,14 @@ Fingerprint runtime_fingerprint() {
   return f;
 }
 
-std::string_view to_string(FingerprintCheck check) noexcept {
-  switch (check) {
-    case FingerprintCheck::warn:
-      return "warn";
-    case FingerprintCheck::strict:
-      return "strict";
-    case FingerprintCheck::ignore:
-      return "ignore";
-  }
-  return "warn";
-}
+std::string_view to_string(FingerprintCheck check) noexcept { return word_of(kFingerprintCheckWords, check, "warn"); }
 
 Result<FingerprintCheck> parse_fingerprint_check(std::string_view text) {
-  for (FingerprintCheck c : {FingerprintCheck::warn, FingerprintCheck::strict, FingerprintCheck::ignore}) {
-    if (text == to_string(c)) return c;
-  }
-  return fail(
-      make_error(ErrorCode::parse_error, "fingerprint",
-                 "unknown fingerprint check \"" + std::string(text) + "\"; expected one of warn, strict, ignore",
-                 "write e.g. warn"));
+  if (auto check = value_of(kFingerprintCheckWords, text)) return *check;
+  return fail(make_error(
+      ErrorCode::parse_error, "fingerprint",
+      "unknown fingerprint check \"" + std::string(text) + "\"; expected one of " + list_words(kFingerprintCheckWords),
+      "write e.g. warn"));
 }
 
 std::vector<std::string> fingerprint_differences(const Fingerprint& recorded, const Fingerprint& now) {

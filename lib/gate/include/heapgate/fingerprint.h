@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "heapgate/error.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 
@@ -34,6 +35,13 @@ Fingerprint runtime_fingerprint();
 /// - `strict`: a mismatch alone fails the run (exit 1);
 /// - `ignore`: not compared.
 enum class FingerprintCheck { warn, strict, ignore };
+/// Every FingerprintCheck with its name, in the order error messages list them.
+inline constexpr Vocabulary<FingerprintCheck, 3> kFingerprintCheckWords = {{
+    {FingerprintCheck::warn, "warn"},
+    {FingerprintCheck::strict, "strict"},
+    {FingerprintCheck::ignore, "ignore"},
+}};
+
 std::string_view to_string(FingerprintCheck check) noexcept;
 /// Errors: `parse_error` naming the value and the valid ones.
 Result<FingerprintCheck> parse_fingerprint_check(std::string_view text);
