@@ -23,29 +23,14 @@ bool operator==(const RunInfo& a, const RunInfo& b) noexcept {
 }
 bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b); }
 
-std::string_view to_string(Interruption interruption) noexcept {
-  switch (interruption) {
-    case Interruption::none:
-      return "";
-    case Interruption::crashed:
-      return "crashed";
-    case Interruption::hung:
-      return "hung";
-    case Interruption::exited:
-      return "exited";
-    case Interruption::killed:
-      return "killed";
-  }
-  return "";
-}
+std::string_view to_string(Interruption interruption) noexcept { return word_of(kInterruptionWords, interruption, ""); }
 
 Result<Interruption> parse_interruption(std::string_view text) {
-  for (Interruption i : {Interruption::crashed, Interruption::hung, Interruption::exited, Interruption::killed}) {
-    if (text == to_string(i)) return i;
-  }
-  return fail(make_error(ErrorCode::parse_error, "interrupted",
-                         "unknown value \"" + std::string(text) + "\"; expected one of crashed, hung, exited, killed",
-                         "write e.g. crashed"));
+  if (auto interruption = value_of(kInterruptionWords, text)) return *interruption;
+  return fail(
+      make_error(ErrorCode::parse_error, "interrupted",
+                 "unknown value \"" + std::string(text) + "\"; expected one of " + list_words(kInterruptionWords),
+                 "write e.g. crashed"));
 }
 
 TestRecord interrupted_record(std::string name, Interruption how, const std::string& detail) {

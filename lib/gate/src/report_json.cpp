@@ -313,7 +313,7 @@ TestRecord read_record(JsonReader& r, const json& v, const std::string& p) {
   }
   if (const json* f = r.member(v, p, "interrupted", false)) {
     t.interrupted = read_enum<Interruption>(r, *f, pointer_append(p, "interrupted"), parse_interruption, "interrupted",
-                                            "crashed, hung, exited, killed", Interruption::none);
+                                            list_words(kInterruptionWords), Interruption::none);
   }
   if (const json* f = r.member(v, p, "budgets", false)) {
     std::string bp = pointer_append(p, "budgets");
@@ -369,7 +369,7 @@ TestRecord read_interruption_line(JsonReader& r, const json& v) {
   Interruption how = Interruption::crashed;
   if (const json* f = r.member(v, "", "interrupted", true)) {
     how = read_enum<Interruption>(r, *f, "/interrupted", parse_interruption, "interrupted",
-                                  "crashed, hung, exited, killed", Interruption::crashed);
+                                  list_words(kInterruptionWords), Interruption::crashed);
   }
   std::string name;
   if (const json* f = r.member(v, "", "test", true)) name = r.string(*f, "/test");

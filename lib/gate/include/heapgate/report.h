@@ -18,6 +18,7 @@
 #include "heapgate/metrics.h"
 #include "heapgate/stack_sample.h"
 #include "heapgate/verdict.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 
@@ -93,6 +94,15 @@ bool operator!=(const LiveGrowth& a, const LiveGrowth& b) noexcept;
 /// - `killed`: the test binary was killed from outside (SIGKILL, SIGTERM,
 ///   `heapgate run` interrupted) while the test ran.
 enum class Interruption { none, crashed, hung, exited, killed };
+
+/// Every Interruption but `none` with its name. `none` has no word: JSON
+/// leaves the field out, so "" must not parse as a value.
+inline constexpr Vocabulary<Interruption, 4> kInterruptionWords = {{
+    {Interruption::crashed, "crashed"},
+    {Interruption::hung, "hung"},
+    {Interruption::exited, "exited"},
+    {Interruption::killed, "killed"},
+}};
 
 /// The name as written in JSON ("crashed"); "" for none.
 std::string_view to_string(Interruption interruption) noexcept;
