@@ -8,10 +8,17 @@
 #include <cstdio>
 #include <numeric>
 
+#include "heapgate/vocabulary.h"
+
 namespace heapgate {
 namespace {
 
-constexpr std::array<std::string_view, 4> kMetricNames = {"live_objects", "live_bytes", "accum_objects", "accum_bytes"};
+constexpr Vocabulary<Metric, 4> kMetricWords = {{
+    {Metric::live_objects, "live_objects"},
+    {Metric::live_bytes, "live_bytes"},
+    {Metric::accum_objects, "accum_objects"},
+    {Metric::accum_bytes, "accum_bytes"},
+}};
 
 ScaledCounts minus(const ScaledCounts& a, const ScaledCounts& b) {
   return ScaledCounts{a.live_objects - b.live_objects, a.live_bytes - b.live_bytes, a.accum_objects - b.accum_objects,
@@ -76,15 +83,12 @@ bool counts_unchanged(const ScaledCounts& base, const ScaledCounts& current) noe
   return d.live_objects == 0 && d.live_bytes == 0 && d.accum_objects == 0 && d.accum_bytes == 0;
 }
 
-std::string_view to_string(Metric metric) noexcept { return kMetricNames[static_cast<std::size_t>(metric)]; }
+std::string_view to_string(Metric metric) noexcept { return word_of(kMetricWords, metric, ""); }
 
 Result<Metric> parse_metric(std::string_view text) {
-  for (std::size_t i = 0; i < kMetricNames.size(); ++i) {
-    if (kMetricNames[i] == text) return static_cast<Metric>(i);
-  }
+  if (auto metric = value_of(kMetricWords, text)) return *metric;
   return fail(make_error(ErrorCode::parse_error, "metric",
-                         "unknown metric \"" + std::string(text) +
-                             "\"; expected one of live_objects, live_bytes, accum_objects, accum_bytes",
+                         "unknown metric \"" + std::string(text) + "\"; expected one of " + list_words(kMetricWords),
                          "write e.g. live_bytes"));
 }
 

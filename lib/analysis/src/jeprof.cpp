@@ -8,30 +8,22 @@
 #include <limits>
 
 #include "heapgate/sys.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 namespace {
 
 constexpr std::size_t kStderrTailLines = 6;
 
-struct FormatName {
-  JeprofFormat format;
-  std::string_view name;
-  std::string_view flag;
-};
-constexpr FormatName kFormats[] = {
-    {JeprofFormat::text, "text", "--text"},
-    {JeprofFormat::svg, "svg", "--svg"},
-    {JeprofFormat::collapsed, "collapsed", "--collapsed"},
-    {JeprofFormat::raw, "raw", "--raw"},
-};
+// jeprof's own option for a format is its word after "--".
+constexpr Vocabulary<JeprofFormat, 4> kFormatWords = {{
+    {JeprofFormat::text, "text"},
+    {JeprofFormat::svg, "svg"},
+    {JeprofFormat::collapsed, "collapsed"},
+    {JeprofFormat::raw, "raw"},
+}};
 
-std::string_view flag_of(JeprofFormat format) {
-  for (const auto& f : kFormats) {
-    if (f.format == format) return f.flag;
-  }
-  return "--text";
-}
+std::string flag_of(JeprofFormat format) { return "--" + std::string(word_of(kFormatWords, format, "text")); }
 
 // The last few non-empty lines of a program's stderr, on one line.
 std::string stderr_tail(const std::string& text) {
@@ -155,19 +147,12 @@ bool parse_total_line(std::string_view line, JeprofText& out) {
 
 }  // namespace
 
-std::string_view to_string(JeprofFormat format) noexcept {
-  for (const auto& f : kFormats) {
-    if (f.format == format) return f.name;
-  }
-  return "text";
-}
+std::string_view to_string(JeprofFormat format) noexcept { return word_of(kFormatWords, format, "text"); }
 
 Result<JeprofFormat> parse_jeprof_format(std::string_view text) {
-  for (const auto& f : kFormats) {
-    if (f.name == text) return f.format;
-  }
+  if (auto format = value_of(kFormatWords, text)) return *format;
   return fail(make_error(ErrorCode::invalid_argument, "format",
-                         "expected one of text, svg, collapsed, raw; got \"" + std::string(text) + "\""));
+                         "expected one of " + list_words(kFormatWords) + "; got \"" + std::string(text) + "\""));
 }
 
 std::vector<std::string> jeprof_command(const JeprofOptions& options) {
