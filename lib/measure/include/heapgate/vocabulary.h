@@ -55,7 +55,11 @@ constexpr std::array<Enum, N> values_of(const Vocabulary<Enum, N>& vocabulary) n
 /// "a, b, c" by default, "a, b or c" with " or ".
 template <typename Enum, std::size_t N>
 std::string list_words(const Vocabulary<Enum, N>& vocabulary, std::string_view last_separator = ", ") {
+  std::size_t size = 0;
+  for (std::size_t i = 0; i < N; ++i)
+    size += vocabulary[i].word.size() + (i == 0 ? 0 : i + 1 == N ? last_separator.size() : 2);
   std::string out;
+  out.reserve(size);  // one allocation, as the literal list it replaced
   for (std::size_t i = 0; i < N; ++i) {
     if (i > 0) out += i + 1 == N ? last_separator : std::string_view(", ");
     out += vocabulary[i].word;
