@@ -15,6 +15,8 @@
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "report_gate.h"
 #include "output.h"

@@ -21,6 +21,8 @@
 #include "heapgate/rebase.h"
 #include "heapgate/symbolizer.h"
 #include "heapgate/symbols_sidecar.h"
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "output.h"
 #include "vocabulary_check.h"

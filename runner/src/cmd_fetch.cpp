@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "heapgate/error.h"
 #include "output.h"

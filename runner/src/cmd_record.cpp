@@ -27,6 +27,8 @@
 #include "heapgate/mesos_duration.h"
 #endif
 #include "binary_inspect.h"
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "output.h"
 

@@ -21,6 +21,8 @@
 #include "heapgate/symbolizer.h"
 #include "heapgate/symbols_sidecar.h"
 #include "heapgate/sys.h"
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "output.h"
 

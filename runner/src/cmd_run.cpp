@@ -25,6 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "binary_inspect.h"
+#include <CLI/CLI.hpp>
+
 #include "commands.h"
 #include "report_gate.h"
 #include "heapgate/allocator.h"
