@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs heapgate's Debian dependencies (idempotent; fast when all are there),
-# configures and builds into build/, and, unless --no-example, runs the example gate.
+# configures build/, builds what the examples need and, unless --no-example,
+# runs the example gate. scripts/test.sh builds the rest (the heapgate command
+# line, the tests) and runs the tests; `cmake --build build` builds it alone.
 # --deps-only stops after the packages; --print-packages only lists what a project
 # building heapgate needs.
 set -euo pipefail
@@ -64,8 +66,10 @@ fi
 here=$(cd "$(dirname "$0")/.." && pwd)
 build="${HEAPGATE_BUILD_DIR:-$here/build}"
 cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo ${HEAPGATE_CMAKE_ARGS:-}
-cmake --build "$build" -j "$(nproc)"
+cmake --build "$build" -j "$(nproc)" --target heapgate_examples
 
 if [ "${1:-}" != "--no-example" ]; then
   "$here/examples/run_example.sh" "$build"
+  echo "scripts/setup.sh: built the examples; scripts/test.sh builds the rest (the heapgate command line," \
+    "the tests) and runs the tests"
 fi
