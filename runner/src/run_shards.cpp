@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+#include "run_shards.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "heapgate/gate.h"
+#include "heapgate/sys.h"
+#include "run_interruption.h"
+
+namespace heapgate::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A shard's journal, read as it grows, for progress.
+struct ShardProgress {
+  std::string journal;
+  std::size_t offset = 0;
+  std::size_t done = 0;
+  std::size_t failed = 0;
+  bool header_seen = false;
+};
+
+std::string stem_of(const Job& job, int index, int shards) {
+  if (shards <= 1) return job.name;
+  return job.name + ".shard-" + std::to_string(index) + "-of-" + std::to_string(shards);
+}
+
+// Reads the lines appended since the last call; a record line that fails a
+// gate counts as a failure.
+void poll(ShardProgress& shard) {
+  std::ifstream in(shard.journal, std::ios::binary);
+  if (!in) return;
+  in.seekg(static_cast<std::streamoff>(shard.offset));
+  std::string chunk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t consumed = 0;
+  for (std::size_t end; (end = chunk.find('\n', consumed)) != std::string::npos; consumed = end + 1) {
+    if (!shard.header_seen) {
+      shard.header_seen = true;
+      continue;
+    }
+    ++shard.done;
+    auto record = nlohmann::json::parse(chunk.begin() + static_cast<std::ptrdiff_t>(consumed),
+                                        chunk.begin() + static_cast<std::ptrdiff_t>(end), nullptr, false);
+    if (record.is_discarded() || !record.is_object()) continue;
+    auto verdict = parse_verdict(record.value("verdict", std::string("pass")));
+    if ((verdict && is_failure(*verdict)) || record.value("gtest_failed", false)) ++shard.failed;
+  }
+  shard.offset += consumed;
+}
+
+}  // namespace
+
+Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
+  const std::string shards_dir = options.report + "/shards";
+  const int shards =
+      std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
+  std::vector<ShardProgress> progress(static_cast<std::size_t>(shards));
+  std::vector<std::optional<Result<sys::ProcessResult>>> outcomes(static_cast<std::size_t>(shards));
+  // Outputs of an earlier run of this binary must not be read as this run's.
+  for (int i = 0; i < shards; ++i) {
+    std::string stem = shards_dir + "/" + stem_of(job, i, shards);
+    for (const char* suffix : {".json", ".junit.xml", ".md", ".partial.jsonl", ".log"}) {
+      std::error_code ec;
+      fs::remove(stem + suffix, ec);
+    }
+    progress[static_cast<std::size_t>(i)].journal = stem + ".partial.jsonl";
+  }
+  // So are the profiles an earlier run kept: the report names this run's.
+  const std::string profiles_dir = options.report + "/profiles/" + job.name;
+  {
+    std::error_code ec;
+    fs::remove_all(profiles_dir, ec);
+  }
+
+  // Each shard gets its own temporary directory (TMPDIR, and TEST_TMPDIR for
+  // suites written for Bazel): suites that keep a fixed directory under it (a
+  // database's test directory) would otherwise collide between shards. Its
+  // path has the same length in every shard, in every run and for any --jobs,
+  // because a path held in a std::string changes the bytes (and, as it grows,
+  // the count) of allocations; the fingerprint records the length.
+  auto scratch = sys::make_private_dir("heapgate-run.");
+  if (!scratch) return fail(scratch.error());
+  struct RemoveScratch {
+    std::string dir;
+    ~RemoveScratch() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } remove_scratch{*scratch};
+  auto shard_temp_dir = [&](int i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/shard-%03d", i);
+    return *scratch + name;
+  };
+  for (int i = 0; i < shards; ++i) {
+    std::error_code ec;
+    fs::create_directory(shard_temp_dir(i), ec);
+    if (ec) {
+      return fail(make_error(ErrorCode::io_error, shard_temp_dir(i),
+                             "cannot create the shard's temporary directory: " + ec.message(),
+                             "check that TMPDIR (" + sys::temp_root() + ") is writable and has space"));
+    }
+  }
+
+  std::vector<std::thread> threads;
+  for (int i = 0; i < shards; ++i) {
+    threads.emplace_back([&, i] {
+      // The shards keep their profiles where the merged report names them.
+      std::vector<std::string> argv{job.path, "--heapgate_mode=" + options.mode,
+                                    "--heapgate_baselines=" + options.baselines, "--heapgate_report=" + shards_dir,
+                                    "--heapgate_profiles=" + profiles_dir};
+      if (options.strict) argv.push_back("--heapgate_strict");
+      argv.push_back("--heapgate_test_timeout=" + std::to_string(options.test_timeout_seconds));
+      if (!options.suppressions.empty()) argv.push_back("--heapgate_suppressions=" + options.suppressions);
+      argv.push_back("--heapgate_fingerprint=" + options.fingerprint);
+      argv.insert(argv.end(), options.plugin_flags.begin(), options.plugin_flags.end());
+      argv.insert(argv.end(), job.args.begin(), job.args.end());
+      sys::ProcessOptions process;
+      process.extra_env = job.env;
+      process.extra_env.push_back("GTEST_COLOR=no");
+      process.extra_env.push_back("TMPDIR=" + shard_temp_dir(i));
+      process.extra_env.push_back("TEST_TMPDIR=" + shard_temp_dir(i));
+      if (shards > 1) {
+        process.extra_env.push_back("GTEST_TOTAL_SHARDS=" + std::to_string(shards));
+        process.extra_env.push_back("GTEST_SHARD_INDEX=" + std::to_string(i));
+      } else {
+        process.unset_env = {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX"};
+      }
+      process.stdout_path = shards_dir + "/" + stem_of(job, i, shards) + ".log";
+      process.timeout = std::chrono::seconds(options.timeout_seconds);
+      process.stop = &stop_requested();
+      outcomes[static_cast<std::size_t>(i)].emplace(sys::run_process(argv, process));
+    });
+  }
+  // The progress line, every 200 ms until the shards are done; woken then,
+  // so a short suite does not wait out the last interval.
+  std::mutex finished_mutex;
+  std::condition_variable finished_changed;
+  bool finished = false;
+  std::thread watcher([&] {
+    std::unique_lock<std::mutex> lock(finished_mutex);
+    while (!finished) {
+      lock.unlock();
+      std::size_t done = 0, failed = 0;
+      for (auto& shard : progress) {
+        poll(shard);
+        done += shard.done;
+        failed += shard.failed;
+      }
+      display.show(job.name, done, job.total_tests, failed, false);
+      lock.lock();
+      finished_changed.wait_for(lock, std::chrono::milliseconds(200), [&] { return finished; });
+    }
+  });
+  for (auto& thread : threads) thread.join();
+  {
+    std::lock_guard<std::mutex> lock(finished_mutex);
+    finished = true;
+  }
+  finished_changed.notify_all();
+  watcher.join();
+
+  std::vector<Report> reports;
+  bool setup_failed = false;
+  for (int i = 0; i < shards; ++i) {
+    const std::string stem = stem_of(job, i, shards);
+    auto& outcome = *outcomes[static_cast<std::size_t>(i)];
+    if (!outcome) return fail(outcome.error());
+    const sys::ProcessResult& result = *outcome;
+    // The stderr of the shard goes beside its stdout, for the reader of the log.
+    std::ofstream(shards_dir + "/" + stem + ".log", std::ios::app) << result.stderr_text;
+    const std::string where = shards > 1 ? " (shard " + std::to_string(i) + " of " + std::to_string(shards) + ")" : "";
+    if (result.exit_code == exit_status(GateExit::usage) && result.term_signal == 0 && !result.timed_out &&
+        !result.stopped) {
+      // The plugin's input or output was wrong: a bad flag, suppressions file
+      // or baseline before any test, or a report or baseline it could not
+      // write at the end. Say its own words: the line with a fix.
+      const std::string& err = result.stderr_text;
+      std::size_t at = err.rfind("; fix: ");
+      at = at == std::string::npos ? err.rfind("heapgate: ") : err.rfind("heapgate: ", at);
+      std::string why =
+          at == std::string::npos ? err.substr(0, err.find('\n')) : err.substr(at, err.find('\n', at) - at);
+      std::fprintf(stderr, "heapgate: %s%s exited 2 (bad input or output): %s\n", job.path.c_str(), where.c_str(),
+                   why.c_str());
+      setup_failed = true;
+      continue;
+    }
+    // 0 and 1 are GoogleTest's; 5 is the plugin's own end of a run whose
+    // test never finished (it wrote the report). Anything else did not finish.
+    const bool ended_early =
+        result.timed_out || result.stopped || result.term_signal != 0 ||
+        (result.exit_code != 0 && result.exit_code != 1 && result.exit_code != exit_status(GateExit::incomplete));
+    if (ended_early) {
+      std::string how = result.timed_out          ? "timed out after " + std::to_string(options.timeout_seconds) + " s"
+                        : result.stopped          ? "was stopped (heapgate run was interrupted)"
+                        : result.term_signal != 0 ? "died of " + sys::describe_signal(result.term_signal)
+                                                  : "exited with status " + std::to_string(result.exit_code);
+      std::fprintf(stderr, "heapgate: %s%s %s; the tests it finished are in the report; log: %s/%s.log\n",
+                   job.path.c_str(), where.c_str(), how.c_str(), shards_dir.c_str(), stem.c_str());
+    }
+    auto report = read_report(shards_dir + "/" + stem + ".json");
+    if (!report) {
+      crashed = true;
+      std::fprintf(stderr, "heapgate: %s%s wrote no report (%s); log: %s/%s.log\n", job.path.c_str(), where.c_str(),
+                   report.error().message().c_str(), shards_dir.c_str(), stem.c_str());
+      continue;
+    }
+    if (ended_early || !report->run.complete) {
+      name_interrupted_test(*report, result, shards_dir + "/" + stem + ".log", options.timeout_seconds);
+    }
+    reports.push_back(std::move(*report));
+  }
+  if (setup_failed) {
+    return fail(make_error(ErrorCode::invalid_argument, job.path, "exited 2: its input or output was wrong",
+                           "fix the error it printed (above), then run again"));
+  }
+  if (reports.empty()) {
+    return fail(make_error(ErrorCode::io_error, job.path, "produced no report",
+                           "see the logs in " + shards_dir + "; does the binary link heapgate::gtest_main?"));
+  }
+  // A shard without a report was named above (and makes the run exit 2); the
+  // others' tests are still judged and reported.
+  auto merged = merge_reports(reports, MissingShards::allow);
+  if (!merged) return merged;
+  // The final line counts from the merged report: the journals may have
+  // been read for the last time before the shards' final lines.
+  std::size_t failed = 0;
+  for (const TestRecord& record : merged->tests) failed += record.gtest_failed || is_failure(record.verdict) ? 1 : 0;
+  display.show(job.name, merged->tests.size(), job.total_tests, failed, true);
+  return merged;
+}
+
+}  // namespace heapgate::runner
