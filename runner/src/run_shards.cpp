@@ -11,9 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,60 +66,93 @@ void poll(ShardProgress& shard) {
   shard.offset += consumed;
 }
 
-}  // namespace
+// Where one binary's shards write: their reports and logs, and the profiles
+// that explain failures (kept where the merged report names them).
+struct ShardPlan {
+  std::string shards_dir;
+  std::string profiles_dir;
+  int count = 1;
+};
 
-Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
-  const std::string shards_dir = options.report + "/shards";
-  const int shards =
-      std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
-  std::vector<ShardProgress> progress(static_cast<std::size_t>(shards));
-  std::vector<std::optional<Result<sys::ProcessResult>>> outcomes(static_cast<std::size_t>(shards));
-  // Outputs of an earlier run of this binary must not be read as this run's.
-  for (int i = 0; i < shards; ++i) {
-    std::string stem = shards_dir + "/" + stem_of(job, i, shards);
+ShardPlan plan_shards(const RunOptions& options, const Job& job) {
+  ShardPlan plan;
+  plan.shards_dir = options.report + "/shards";
+  plan.profiles_dir = options.report + "/profiles/" + job.name;
+  plan.count = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
+  return plan;
+}
+
+// Outputs of an earlier run of this binary must not be read as this run's,
+// nor the profiles it kept: the report names this run's.
+void remove_earlier_outputs(const ShardPlan& plan, const Job& job) {
+  for (int i = 0; i < plan.count; ++i) {
+    const std::string stem = plan.shards_dir + "/" + stem_of(job, i, plan.count);
     for (const char* suffix : {".json", ".junit.xml", ".md", ".partial.jsonl", ".log"}) {
       std::error_code ec;
       fs::remove(stem + suffix, ec);
     }
-    progress[static_cast<std::size_t>(i)].journal = stem + ".partial.jsonl";
   }
-  // So are the profiles an earlier run kept: the report names this run's.
-  const std::string profiles_dir = options.report + "/profiles/" + job.name;
-  {
-    std::error_code ec;
-    fs::remove_all(profiles_dir, ec);
-  }
+  std::error_code ec;
+  fs::remove_all(plan.profiles_dir, ec);
+}
 
-  // Each shard gets its own temporary directory (TMPDIR, and TEST_TMPDIR for
-  // suites written for Bazel): suites that keep a fixed directory under it (a
-  // database's test directory) would otherwise collide between shards. Its
-  // path has the same length in every shard, in every run and for any --jobs,
-  // because a path held in a std::string changes the bytes (and, as it grows,
-  // the count) of allocations; the fingerprint records the length.
-  auto scratch = sys::make_private_dir("heapgate-run.");
-  if (!scratch) return fail(scratch.error());
-  struct RemoveScratch {
-    std::string dir;
-    ~RemoveScratch() {
+// Each shard gets its own temporary directory (TMPDIR, and TEST_TMPDIR for
+// suites written for Bazel): suites that keep a fixed directory under it (a
+// database's test directory) would otherwise collide between shards. Its
+// path has the same length in every shard, in every run and for any --jobs,
+// because a path held in a std::string changes the bytes (and, as it grows,
+// the count) of allocations; the fingerprint records the length. Removed
+// with the object.
+class ShardTempDirs {
+ public:
+  static Result<std::unique_ptr<ShardTempDirs>> make(int count) {
+    auto scratch = sys::make_private_dir("heapgate-run.");
+    if (!scratch) return fail(scratch.error());
+    std::unique_ptr<ShardTempDirs> dirs(new ShardTempDirs(*scratch));
+    for (int i = 0; i < count; ++i) {
       std::error_code ec;
-      fs::remove_all(dir, ec);
+      fs::create_directory(dirs->dir(i), ec);
+      if (ec) {
+        return fail(make_error(ErrorCode::io_error, dirs->dir(i),
+                               "cannot create the shard's temporary directory: " + ec.message(),
+                               "check that TMPDIR (" + sys::temp_root() + ") is writable and has space"));
+      }
     }
-  } remove_scratch{*scratch};
-  auto shard_temp_dir = [&](int i) {
+    return dirs;
+  }
+  ~ShardTempDirs() {
+    std::error_code ec;
+    fs::remove_all(root_, ec);
+  }
+  ShardTempDirs(const ShardTempDirs&) = delete;
+  ShardTempDirs& operator=(const ShardTempDirs&) = delete;
+
+  std::string dir(int i) const {
     char name[32];
     std::snprintf(name, sizeof name, "/shard-%03d", i);
-    return *scratch + name;
-  };
-  for (int i = 0; i < shards; ++i) {
-    std::error_code ec;
-    fs::create_directory(shard_temp_dir(i), ec);
-    if (ec) {
-      return fail(make_error(ErrorCode::io_error, shard_temp_dir(i),
-                             "cannot create the shard's temporary directory: " + ec.message(),
-                             "check that TMPDIR (" + sys::temp_root() + ") is writable and has space"));
-    }
+    return root_ + name;
   }
 
+ private:
+  explicit ShardTempDirs(std::string root) : root_(std::move(root)) {}
+  std::string root_;
+};
+
+// Runs the shards, one process each, in parallel, and draws the progress
+// line from their journals every 200 ms until they are done (woken then, so
+// a short suite does not wait out the last interval). Returns each shard's
+// outcome, in shard order.
+std::vector<Result<sys::ProcessResult>> run_shard_processes(const RunOptions& options, const ShardPlan& plan,
+                                                            const Job& job, const ShardTempDirs& temp_dirs,
+                                                            ProgressDisplay& display) {
+  const std::string& shards_dir = plan.shards_dir;
+  const std::string& profiles_dir = plan.profiles_dir;
+  const int shards = plan.count;
+  std::vector<ShardProgress> progress(static_cast<std::size_t>(shards));
+  for (int i = 0; i < shards; ++i) {
+    progress[static_cast<std::size_t>(i)].journal = shards_dir + "/" + stem_of(job, i, shards) + ".partial.jsonl";
+  }
+  std::vector<std::optional<Result<sys::ProcessResult>>> outcomes(static_cast<std::size_t>(shards));
   std::vector<std::thread> threads;
   for (int i = 0; i < shards; ++i) {
     threads.emplace_back([&, i] {
@@ -134,8 +169,8 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       sys::ProcessOptions process;
       process.extra_env = job.env;
       process.extra_env.push_back("GTEST_COLOR=no");
-      process.extra_env.push_back("TMPDIR=" + shard_temp_dir(i));
-      process.extra_env.push_back("TEST_TMPDIR=" + shard_temp_dir(i));
+      process.extra_env.push_back("TMPDIR=" + temp_dirs.dir(i));
+      process.extra_env.push_back("TEST_TMPDIR=" + temp_dirs.dir(i));
       if (shards > 1) {
         process.extra_env.push_back("GTEST_TOTAL_SHARDS=" + std::to_string(shards));
         process.extra_env.push_back("GTEST_SHARD_INDEX=" + std::to_string(i));
@@ -148,8 +183,6 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
       outcomes[static_cast<std::size_t>(i)].emplace(sys::run_process(argv, process));
     });
   }
-  // The progress line, every 200 ms until the shards are done; woken then,
-  // so a short suite does not wait out the last interval.
   std::mutex finished_mutex;
   std::condition_variable finished_changed;
   bool finished = false;
@@ -175,12 +208,27 @@ Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& dis
   }
   finished_changed.notify_all();
   watcher.join();
+  std::vector<Result<sys::ProcessResult>> results;
+  for (auto& outcome : outcomes) results.push_back(std::move(*outcome));
+  return results;
+}
+
+}  // namespace
+
+Result<Report> run_job(const RunOptions& options, Job& job, ProgressDisplay& display, bool& crashed) {
+  const ShardPlan plan = plan_shards(options, job);
+  const std::string& shards_dir = plan.shards_dir;
+  const int shards = plan.count;
+  remove_earlier_outputs(plan, job);
+  auto temp_dirs = ShardTempDirs::make(shards);
+  if (!temp_dirs) return fail(temp_dirs.error());
+  std::vector<Result<sys::ProcessResult>> outcomes = run_shard_processes(options, plan, job, **temp_dirs, display);
 
   std::vector<Report> reports;
   bool setup_failed = false;
   for (int i = 0; i < shards; ++i) {
     const std::string stem = stem_of(job, i, shards);
-    auto& outcome = *outcomes[static_cast<std::size_t>(i)];
+    auto& outcome = outcomes[static_cast<std::size_t>(i)];
     if (!outcome) return fail(outcome.error());
     const sys::ProcessResult& result = *outcome;
     // The stderr of the shard goes beside its stdout, for the reader of the log.
