@@ -3,7 +3,8 @@
 // The suite run: the process a user started. It judges each test against
 // budgets, leaks and the stored baseline (the gate decides, heapgate/explain.h;
 // this role asks and reports), guards the run against tests that crash or
-// hang, and at the end writes the report and, when recording, the baseline.
+// hang, and at the end writes the report and, when recording, the baseline
+// (its recording part: suite_recording.cpp).
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,9 @@
 #include "recording_children.h"
 
 namespace heapgate::gtest {
+
+/// Whether this process runs one of GoogleTest's shards (GTEST_TOTAL_SHARDS).
+bool run_is_sharded();
 
 class SuiteRun {
  public:
