@@ -33,7 +33,8 @@ namespace heapgate::bench {
 /// wins over the environment (the GoogleTest and Google Benchmark convention).
 struct Options {
   /// `--heapgate_mode=off|counters|exact` (default counters). `counters`:
-  /// jemalloc's allocation hooks, exact counts, no stacks. `exact`: every
+  /// counted in heapgate's own allocation entry points (jemalloc's hooks are
+  /// the fallback, docs/design.md §3), exact counts, no stacks. `exact`: every
   /// allocation in a measured window is profiled with its stack (~3 µs each),
   /// so timings of benchmarks with scopes suffer; the counts are the same.
   /// `sampled` is refused: benchmarks are gated on exact counts.
