@@ -109,9 +109,8 @@ void add_bench_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<BenchCompareOptions>();
   CLI::App* compare = bench->add_subcommand(
       "compare",
-      "Compare allocations and bytes per iteration in --benchmark_out JSON files with baselines/<binary>.json.\n"
-      "Exit codes: 0 pass, 1 a benchmark regressed, leaked or failed, 2 bad input, 3 nothing measured "
-      "(e.g. no jemalloc).");
+      "Compare allocations and bytes per iteration in --benchmark_out JSON files with baselines/<binary>.json.\n" +
+          exit_codes_text({GateExit::ok, GateExit::failed, GateExit::usage, GateExit::unavailable}));
   compare->add_option("results", options->inputs, "Google Benchmark JSON files (--benchmark_out=FILE)")
       ->required()
       ->check(CLI::ExistingFile);

@@ -251,10 +251,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("command", options->command, "-- TEST_BINARY [GTEST_ARGS...]");
   run->footer(
       "The binary is started with LD_PRELOAD of the system's libjemalloc.so.2 when its dynamic section does not\n"
-      "need jemalloc and it does not define mallctl itself; exact and sampled modes set MALLOC_CONF.\n"
-      "Exit codes: 0 pass, 1 regression, leak, budget or failed test, 2 bad usage or input, 3 nothing measured\n"
-      "(--strict), 4 --ratchet wrote a baseline, 5 a test binary did not finish (crashed, hung, exited, killed).\n"
-      "Example: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
+      "need jemalloc and it does not define mallctl itself; exact and sampled modes set MALLOC_CONF.\n" +
+      exit_codes_text({GateExit::ok, GateExit::failed, GateExit::usage, GateExit::unavailable,
+                       GateExit::baseline_changed, GateExit::incomplete}) +
+      "\nExample: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
   run->callback(
       [options, &exit_code] { exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options); });
 }

@@ -16,6 +16,7 @@ class App;
 namespace heapgate::runner {
 
 /// Exit codes of every verb: heapgate::GateExit (heapgate/gate.h), the one table.
+using heapgate::exit_codes_text;
 using heapgate::exit_status;
 using heapgate::GateExit;
 

@@ -35,13 +35,10 @@ int main(int argc, char** argv) {
       "Gate test binaries with exact allocation counts; explain failures with heap-profile stacks."};
   app.set_version_flag("--version", HEAPGATE_VERSION_STRING);
   app.require_subcommand(1);
-  app.footer(
-      "Exit codes (heapgate::GateExit): 0 success, 1 the gate failed (regression, leak, budget, a test's own\n"
-      "failure), 2 bad usage or input, 3 nothing measured (--strict), 4 --ratchet wrote improvements into a\n"
-      "baseline (commit it), 5 a test binary did not finish (crashed, hung, exited or was killed; the report\n"
-      "holds every test that finished and names the one that did not).\n"
-      "Every verb has --help; runner/README.md has examples.\n"
-      "Docs: README.md and docs/design.md in the heapgate sources.");
+  app.footer(exit_codes_text({GateExit::ok, GateExit::failed, GateExit::usage, GateExit::unavailable,
+                              GateExit::baseline_changed, GateExit::incomplete}) +
+             "\nEvery verb has --help; runner/README.md has examples.\n"
+             "Docs: README.md and docs/design.md in the heapgate sources.");
 
   int exit_code = exit_status(GateExit::usage);
   add_run_command(app, exit_code);

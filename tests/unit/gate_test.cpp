@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,19 @@ TEST(Judge, TableOfDecisions) {
 }
 
 // The faces disagreed here before the gate existed: decided once.
+TEST(GateExit, EveryCodeHasOneMeaningAndTheHelpTextListsTheCodesAskedForInOrder) {
+  std::set<int> seen;
+  for (const GateExitMeaning& entry : kGateExitMeanings) {
+    EXPECT_TRUE(seen.insert(exit_status(entry.code)).second) << exit_status(entry.code);
+    EXPECT_FALSE(entry.meaning.empty());
+  }
+  EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(exit_codes_text({GateExit::ok, GateExit::usage}), "Exit codes:\n  0 pass\n  2 bad usage or input");
+  const std::string all = exit_codes_text({GateExit::ok, GateExit::failed, GateExit::usage, GateExit::unavailable,
+                                           GateExit::baseline_changed, GateExit::incomplete});
+  EXPECT_LT(all.find("\n  4 --ratchet"), all.find("\n  5 a test binary did not finish"));
+}
+
 TEST(GateExit, OwnFailureFailsTheRunAndIsCounted) {
   Report report;
   TestRecord failed;

@@ -2,10 +2,22 @@
 // heapgate: allocation regression gates for C++ test suites.
 // What a run adds up to: which records fail it (fails_run()), how many got
 // each verdict, and the process exit code (gate_exit(), the GateExit table
-// in heapgate/gate.h).
+// in heapgate/gate.h, and its help text, exit_codes_text()).
 #include "heapgate/gate.h"
 
 namespace heapgate {
+
+std::string exit_codes_text(std::initializer_list<GateExit> codes) {
+  std::string text = "Exit codes:";
+  for (GateExit code : codes) {
+    for (const GateExitMeaning& entry : kGateExitMeanings) {
+      if (entry.code != code) continue;
+      text += "\n  " + std::to_string(exit_status(code)) + " ";
+      text += entry.meaning;
+    }
+  }
+  return text;
+}
 
 bool fails_run(const TestRecord& record, bool strict) noexcept {
   return record.gtest_failed || record.interrupted != Interruption::none || is_failure(record.verdict, strict);

@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <set>
@@ -463,6 +464,27 @@ enum class GateExit {
 
 /// The process exit status of `code`.
 constexpr int exit_status(GateExit code) noexcept { return static_cast<int>(code); }
+
+/// What an exit code means, as the command line's help says it.
+struct GateExitMeaning {
+  GateExit code;
+  std::string_view meaning;
+};
+
+/// Every exit code's meaning: the one text the help of `heapgate` and its
+/// verbs is made of (exit_codes_text()).
+inline constexpr std::array<GateExitMeaning, 6> kGateExitMeanings{{
+    {GateExit::ok, "pass"},
+    {GateExit::failed, "the gate failed (a regression, leak or budget, or a test's own failure)"},
+    {GateExit::usage, "bad usage or input"},
+    {GateExit::unavailable, "nothing measured (no jemalloc or no profiling)"},
+    {GateExit::baseline_changed, "--ratchet wrote improvements into a baseline (commit it)"},
+    {GateExit::incomplete, "a test binary did not finish (crashed, hung, exited or was killed)"},
+}};
+
+/// "Exit codes:" and a line for each of `codes`, in that order ("  0 pass"),
+/// from kGateExitMeanings.
+std::string exit_codes_text(std::initializer_list<GateExit> codes);
 
 /// The exit code of a run over its reports: `incomplete` when a report is
 /// incomplete or names a test that never finished; else `failed` when any
