@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs heapgate's Debian dependencies (idempotent; fast when all are there),
 # configures build/, builds what the examples need and, unless --no-example,
-# runs the example gate. scripts/test.sh builds the rest (the heapgate command
-# line, the tests) and runs the tests; `cmake --build build` builds it alone.
+# runs the example gate. The README's test command builds the rest (the
+# heapgate command line, the tests) and runs the tests.
 # --deps-only stops after the packages; --print-packages only lists what a project
 # building heapgate needs.
 set -euo pipefail
@@ -70,6 +70,6 @@ cmake --build "$build" -j "$(nproc)" --target heapgate_examples
 
 if [ "${1:-}" != "--no-example" ]; then
   "$here/examples/run_example.sh" "$build"
-  echo "scripts/setup.sh: built the examples; scripts/test.sh builds the rest (the heapgate command line," \
-    "the tests) and runs the tests"
+  echo "scripts/setup.sh: built the examples; the tests: cmake --build build -j2 &&" \
+    "ctest --test-dir build --output-on-failure -j2"
 fi
