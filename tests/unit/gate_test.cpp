@@ -140,9 +140,9 @@ TEST(Judge, TableOfDecisions) {
 // The faces disagreed here before the gate existed: decided once.
 TEST(GateExit, EveryCodeHasOneMeaningAndTheHelpTextListsTheCodesAskedForInOrder) {
   std::set<int> seen;
-  for (const GateExitMeaning& entry : kGateExitMeanings) {
-    EXPECT_TRUE(seen.insert(exit_status(entry.code)).second) << exit_status(entry.code);
-    EXPECT_FALSE(entry.meaning.empty());
+  for (const auto& entry : kGateExitMeanings) {
+    EXPECT_TRUE(seen.insert(exit_status(entry.value)).second) << exit_status(entry.value);
+    EXPECT_FALSE(entry.word.empty());
   }
   EXPECT_EQ(seen, (std::set<int>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(exit_codes_text({GateExit::ok, GateExit::usage}), "Exit codes:\n  0 pass\n  2 bad usage or input");

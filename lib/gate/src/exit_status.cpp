@@ -10,11 +10,8 @@ namespace heapgate {
 std::string exit_codes_text(std::initializer_list<GateExit> codes) {
   std::string text = "Exit codes:";
   for (GateExit code : codes) {
-    for (const GateExitMeaning& entry : kGateExitMeanings) {
-      if (entry.code != code) continue;
-      text += "\n  " + std::to_string(exit_status(code)) + " ";
-      text += entry.meaning;
-    }
+    text += "\n  " + std::to_string(exit_status(code)) + " ";
+    text += word_of(kGateExitMeanings, code, "(no meaning recorded)");
   }
   return text;
 }

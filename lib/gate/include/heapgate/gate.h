@@ -31,6 +31,7 @@
 #include "heapgate/metrics.h"
 #include "heapgate/report.h"
 #include "heapgate/verdict.h"
+#include "heapgate/vocabulary.h"
 
 namespace heapgate {
 
@@ -465,15 +466,9 @@ enum class GateExit {
 /// The process exit status of `code`.
 constexpr int exit_status(GateExit code) noexcept { return static_cast<int>(code); }
 
-/// What an exit code means, as the command line's help says it.
-struct GateExitMeaning {
-  GateExit code;
-  std::string_view meaning;
-};
-
-/// Every exit code's meaning: the one text the help of `heapgate` and its
-/// verbs is made of (exit_codes_text()).
-inline constexpr std::array<GateExitMeaning, 6> kGateExitMeanings{{
+/// Every exit code's meaning, as the command line's help says it: the one
+/// text the help of `heapgate` and its verbs is made of (exit_codes_text()).
+inline constexpr Vocabulary<GateExit, 6> kGateExitMeanings{{
     {GateExit::ok, "pass"},
     {GateExit::failed, "the gate failed (a regression, leak or budget, or a test's own failure)"},
     {GateExit::usage, "bad usage or input"},
