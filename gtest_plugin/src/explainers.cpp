@@ -2,6 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "explainers.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -17,6 +19,7 @@
 #include "heapgate/report.h"
 #include "heapgate/symbols_sidecar.h"
 #include "heapgate/sys.h"
+#include "plugin_run.h"
 
 namespace heapgate::gtest {
 
@@ -76,17 +79,17 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   return e;
 }
 
-Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter, bool keep_shard,
-                                                                     std::chrono::seconds budget) {
-  // The tests it finished within the budget (its report journal) get their
-  // call sites; the suite run names the others.
-  sys::ProcessResult outcome;
-  auto report = run_children_report(filter, Mode::exact, 1, "--heapgate_internal_child=1", keep_shard, budget, &outcome,
-                                    {"--heapgate_internal_call_sites=1"});
-  if (!report) return fail(report.error());
-  RecordedCallSites out;
-  for (auto& t : report->tests) {
-    MeasuredCallSites& measured = out.tests[t.name];
+namespace {
+
+// The flags of the exact child that records call sites.
+constexpr const char* kCallSitesChildFlag = "--heapgate_internal_child=1";
+const std::vector<std::string> kCallSitesMoreFlags = {"--heapgate_internal_call_sites=1"};
+
+RerunExplainer::RecordedCallSites recorded_call_sites(Report& report, const sys::ProcessResult& outcome,
+                                                      std::chrono::seconds budget) {
+  RerunExplainer::RecordedCallSites out;
+  for (auto& t : report.tests) {
+    RerunExplainer::MeasuredCallSites& measured = out.tests[t.name];
     measured.complete = t.call_sites_complete;
     // The child named them (--heapgate_internal_call_sites).
     measured.sites = std::move(t.call_sites);
@@ -98,10 +101,42 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
     out.cut_short = "stopped after its budget of " + std::to_string(budget.count()) + " s";
   } else if (outcome.term_signal != 0) {
     out.cut_short = "crashed (signal " + std::to_string(outcome.term_signal) + ")";
-  } else if (!report->run.complete) {
+  } else if (!report.run.complete) {
     out.cut_short = "ended before its last test (exit " + std::to_string(outcome.exit_code) + ")";
   }
   return out;
+}
+
+}  // namespace
+
+Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter, bool keep_shard,
+                                                                     std::chrono::seconds budget) {
+  // The tests it finished within the budget (its report journal) get their
+  // call sites; the suite run names the others.
+  sys::ProcessResult outcome;
+  auto report = run_children_report(filter, Mode::exact, 1, kCallSitesChildFlag, keep_shard, budget, &outcome,
+                                    kCallSitesMoreFlags);
+  if (!report) return fail(report.error());
+  return recorded_call_sites(*report, outcome, budget);
+}
+
+Result<RerunExplainer::StartedCallSites> RerunExplainer::start_call_sites(const std::string& filter, bool keep_shard) {
+  auto run = prepare_children(filter, Mode::exact, 1, kCallSitesChildFlag, keep_shard, kCallSitesMoreFlags);
+  if (!run) return fail(run.error());
+  // It dies with this process: a run that crashes or exits early leaves no
+  // orphan re-running the suite.
+  run->process.extra_env.push_back(std::string(kDieWithParentVariable) + "=" + std::to_string(::getpid()));
+  auto started = sys::start_process(run->argv, run->process, run->dir + "/stderr.txt");
+  if (!started) return fail(started.error());
+  return StartedCallSites{std::move(*run), *started};
+}
+
+Result<RerunExplainer::RecordedCallSites> RerunExplainer::finish_call_sites(const StartedCallSites& started,
+                                                                            std::chrono::seconds budget) {
+  const sys::ProcessResult outcome = sys::wait_for_process(started.process, budget);
+  auto report = read_children_report(started.run, outcome);
+  if (!report) return fail(report.error());
+  return recorded_call_sites(*report, outcome, budget);
 }
 
 Result<Report> RerunExplainer::samples(const std::string& filter, bool keep_shard, int runs,
@@ -208,10 +243,9 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
   return fail(make_error(ErrorCode::unavailable, "re-run", "the re-run did not run " + test, ""));
 }
 
-Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
-                                                   const std::string& child_flag, bool keep_shard,
-                                                   std::chrono::seconds timeout, sys::ProcessResult* outcome,
-                                                   const std::vector<std::string>& more_flags) {
+Result<RerunExplainer::ChildRun> RerunExplainer::prepare_children(const std::string& filter, Mode mode, int repeat,
+                                                                  const std::string& child_flag, bool keep_shard,
+                                                                  const std::vector<std::string>& more_flags) {
   auto problem = [](std::string what) {
     return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
@@ -219,7 +253,10 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   auto dir = sys::make_private_dir("heapgate-rerun.");
   if (!dir) return fail(dir.error());
   child_dirs_.push_back(*dir);
-  sys::ProcessOptions process;
+  ChildRun run;
+  run.dir = *dir;
+  run.mode = mode;
+  sys::ProcessOptions& process = run.process;
   if (mode == Mode::exact) process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
   process.unset_env = {"HEAPGATE_MODE",     "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
                        "HEAPGATE_PROFILES", "GTEST_OUTPUT"};
@@ -227,7 +264,6 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
     process.unset_env.push_back("GTEST_TOTAL_SHARDS");
     process.unset_env.push_back("GTEST_SHARD_INDEX");
   }
-  process.timeout = timeout;
   if (own_temp_dirs_) {
     const std::string temp = *dir + "/tmp";
     std::error_code ec;
@@ -236,32 +272,49 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
     process.extra_env.push_back("TMPDIR=" + temp);
     process.extra_env.push_back("TEST_TMPDIR=" + temp);
   }
-  std::vector<std::string> argv = {binary_path_, "--gtest_filter=" + filter, "--gtest_repeat=" + std::to_string(repeat),
-                                   "--heapgate_mode=" + std::string(to_string(mode)), "--heapgate_report=" + *dir,
-                                   // Its dumps too: the child's own temp directory goes when it exits.
-                                   "--heapgate_profiles=" + *dir, child_flag,
-                                   "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
+  run.argv = {binary_path_, "--gtest_filter=" + filter, "--gtest_repeat=" + std::to_string(repeat),
+              "--heapgate_mode=" + std::string(to_string(mode)), "--heapgate_report=" + *dir,
+              // Its dumps too: the child's own temp directory goes when it exits.
+              "--heapgate_profiles=" + *dir, child_flag,
+              "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
   // The child runs the disabled tests only if this run did: a re-run of the
   // whole suite (a baseline's call sites) must not start a DISABLED_ test the
   // user never runs, such as snappy's 4 GB one.
-  if (HEAPGATE_GTEST_FLAG(also_run_disabled_tests)) argv.push_back("--gtest_also_run_disabled_tests");
-  argv.insert(argv.end(), more_flags.begin(), more_flags.end());
-  if (!options_.gate_call_sites.empty()) argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
-  auto ran = sys::run_process(argv, process);
-  if (!ran) return fail(ran.error());
-  if (outcome != nullptr) *outcome = *ran;
+  if (HEAPGATE_GTEST_FLAG(also_run_disabled_tests)) run.argv.push_back("--gtest_also_run_disabled_tests");
+  run.argv.insert(run.argv.end(), more_flags.begin(), more_flags.end());
+  if (!options_.gate_call_sites.empty()) run.argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   const std::string binary_name = binary_path_.substr(binary_path_.rfind('/') + 1);
   std::string stem = binary_name;
   const char* total = std::getenv("GTEST_TOTAL_SHARDS");
   const char* index = std::getenv("GTEST_SHARD_INDEX");
   if (keep_shard && total != nullptr && index != nullptr)
     stem = report_stem(binary_name, std::atoi(index), std::atoi(total));
-  auto report = read_report(*dir + "/" + stem + ".json");
+  run.report_path = *dir + "/" + stem + ".json";
+  return run;
+}
+
+Result<Report> RerunExplainer::read_children_report(const ChildRun& run, const sys::ProcessResult& ran) {
+  auto report = read_report(run.report_path);
   if (!report) {
-    return problem("the " + std::string(to_string(mode)) + " re-run wrote no report (exit " +
-                   std::to_string(ran->exit_code) + "): " + ran->stderr_text.substr(0, 500));
+    return fail(make_error(ErrorCode::unavailable, "re-run",
+                           "the " + std::string(to_string(run.mode)) + " re-run wrote no report (exit " +
+                               std::to_string(ran.exit_code) + "): " + ran.stderr_text.substr(0, 500),
+                           ""));
   }
   return std::move(*report);
+}
+
+Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
+                                                   const std::string& child_flag, bool keep_shard,
+                                                   std::chrono::seconds timeout, sys::ProcessResult* outcome,
+                                                   const std::vector<std::string>& more_flags) {
+  auto run = prepare_children(filter, mode, repeat, child_flag, keep_shard, more_flags);
+  if (!run) return fail(run.error());
+  run->process.timeout = timeout;
+  auto ran = sys::run_process(run->argv, run->process);
+  if (!ran) return fail(ran.error());
+  if (outcome != nullptr) *outcome = *ran;
+  return read_children_report(*run, *ran);
 }
 
 }  // namespace heapgate::gtest

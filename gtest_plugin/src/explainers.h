@@ -104,6 +104,25 @@ class RerunExplainer : public Explainer {
   /// after `budget`; the tests it finished by then have their call sites.
   /// `keep_shard` as for samples().
   Result<RecordedCallSites> call_sites(const std::string& filter, bool keep_shard, std::chrono::seconds budget);
+
+  /// A child's command line, environment and directory, before it starts.
+  struct ChildRun {
+    std::vector<std::string> argv;
+    sys::ProcessOptions process;
+    std::string dir;
+    std::string report_path;
+    Mode mode = Mode::exact;
+  };
+  /// call_sites()'s child, started now and taken by finish_call_sites():
+  /// it runs beside this process's own tests, and no thread of this process
+  /// waits for it meanwhile (sys::start_process()).
+  struct StartedCallSites {
+    ChildRun run;
+    sys::StartedProcess process;
+  };
+  Result<StartedCallSites> start_call_sites(const std::string& filter, bool keep_shard);
+  /// Waits at most `budget` more for a started call-sites child.
+  Result<RecordedCallSites> finish_call_sites(const StartedCallSites& started, std::chrono::seconds budget);
   /// Every test `filter` selects, run `runs` times more in one child,
   /// counting: the child's records, `runs` a test (fewer when it was cut
   /// short: `outcome` says how it ended). `keep_shard`: the child runs this
@@ -115,6 +134,9 @@ class RerunExplainer : public Explainer {
   // Runs the child and returns its record of `test`. `child_flag` is
   // --heapgate_internal_child=N or --heapgate_internal_growth=N.
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
+  Result<ChildRun> prepare_children(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
+                                    bool keep_shard, const std::vector<std::string>& more_flags);
+  static Result<Report> read_children_report(const ChildRun& run, const sys::ProcessResult& ran);
   // `outcome`, when given, says how the child ended.
   Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
                                      bool keep_shard = false, std::chrono::seconds timeout = std::chrono::seconds(600),

@@ -2,6 +2,10 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "plugin_run.h"
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -53,9 +57,22 @@ std::string keep_dir_of(const Options& options, ProcessRole role, const std::str
   return {};
 }
 
+// kDieWithParentVariable: this child ends with the process that started it.
+void die_with_parent() {
+  const char* parent = std::getenv(kDieWithParentVariable);
+  if (parent == nullptr) return;
+  const long expected = std::atol(parent);
+  // Its own children (growth checks) end with it, not with its parent.
+  ::unsetenv(kDieWithParentVariable);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have ended before the request above took effect.
+  if (static_cast<long>(::getppid()) != expected) std::_Exit(exit_status(GateExit::usage));
+}
+
 }  // namespace
 
 PluginRun::PluginRun(Options options) : options_(std::move(options)), role_(role_of(options_)) {
+  if (role_ == ProcessRole::rerun_child) die_with_parent();
   binary_path_ = sys::self_exe_path().value_or("");
   binary_name_ = base_name(binary_path_);
   keeper_ = ProfileKeeper(keep_dir_of(options_, role_, binary_name_));

@@ -20,6 +20,11 @@
 namespace heapgate::gtest {
 
 /// Which of a gated run's processes this is. Each role has its own file.
+/// Set in the environment of a child that runs beside this process's tests
+/// (RerunExplainer::start_call_sites()) to this process's id: the child ends
+/// when this process does, instead of re-running the suite as an orphan.
+inline constexpr const char* kDieWithParentVariable = "HEAPGATE_INTERNAL_DIE_WITH_PARENT";
+
 enum class ProcessRole {
   /// The run a user started: judges each test, writes the report and the
   /// baseline (suite_run.cpp).

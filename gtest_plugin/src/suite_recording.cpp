@@ -56,6 +56,30 @@ void SuiteRun::record_call_sites() {
   take_call_sites(explainer.call_sites(sites.filter, sites.keep_shard, child_budget()));
 }
 
+// A sharded run being recorded starts the exact run that records call sites
+// before its first test, so that it runs beside this shard's tests instead
+// of after them: its tests are the shard's, all of them (which allocate is
+// not known yet). It is the longest of the recording's children, a second
+// run of every test; after the last test it used to add the shard's own
+// time again. No thread of this process waits for it, so what this process
+// measures sees no more threads or switches than before. An unsharded run
+// starts it after its last test (record_call_sites()): two copies of a suite
+// that binds fixed ports or paths must not run at once.
+void SuiteRun::start_call_sites_beside_tests() {
+  if (!accepting() || run_.mode() == Mode::off || !run_.options().explain || !run_is_sharded()) return;
+  call_sites_explainer_ = std::make_unique<RerunExplainer>(run_.options(), run_.binary_path(), run_.symbolizer());
+  call_sites_explainer_->use_own_temp_dirs();
+  auto started = call_sites_explainer_->start_call_sites(HEAPGATE_GTEST_FLAG(filter), /*keep_shard=*/true);
+  if (!started) {
+    // After the last test instead, as an unsharded run does.
+    std::fprintf(stderr, "heapgate: the call-sites run could not start beside the tests (%s); it runs after them\n",
+                 started.error().message().c_str());
+    call_sites_explainer_.reset();
+    return;
+  }
+  call_sites_child_ = std::move(*started);
+}
+
 // The children of a baseline being recorded, side by side with each other
 // and with the growth checks judge_deferred() runs next, when the run is
 // sharded (recording_children.h says why only then). Their tests are those
@@ -66,10 +90,12 @@ void SuiteRun::start_recording_children() {
   std::vector<const TestRecord*> tests;
   for (const TestRecord& t : records_.tests) tests.push_back(&t);
   for (const DeferredLeakCheck& d : deferred_) tests.push_back(&d.record);
-  const bool sites = wants_call_sites(tests);
+  const bool sites = !call_sites_child_ && wants_call_sites(tests);
   // The exact run counts each test it finishes as one of the spread's runs.
   std::optional<SpreadRequest> spread;
-  if (run_.options().learn_spread) spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites ? 1 : 0);
+  if (run_.options().learn_spread) {
+    spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites || call_sites_child_ ? 1 : 0);
+  }
   if (!sites && !spread) return;
   recording_children_ = std::make_unique<RecordingChildren>(
       run_.options(), run_.binary_path(), run_.symbolizer(),

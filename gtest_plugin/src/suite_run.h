@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,8 @@ class SuiteRun {
 
   /// This run records its tests as the baseline while it judges them.
   bool accepting() const;
-  /// Installs the run guard; after the report is open (its journal).
+  /// Installs the run guard; after the report is open (its journal). A
+  /// sharded run being recorded then starts its call-sites child.
   void guard();
 
   void test_started(const std::string& name);
@@ -84,6 +86,7 @@ class SuiteRun {
   ChildTests call_sites_tests(const std::vector<const TestRecord*>& tests) const;
   void record_call_sites();
   void take_call_sites(Result<RerunExplainer::RecordedCallSites> sites);
+  void start_call_sites_beside_tests();
   void start_recording_children();
   std::chrono::seconds child_budget() const;
   void record_baseline();
@@ -100,6 +103,10 @@ class SuiteRun {
   // Time spent in gate_test() (re-runs that explain, growth checks, confirmations).
   std::chrono::steady_clock::duration judging_{};
   std::vector<DeferredLeakCheck> deferred_;
+  // A sharded run being recorded: the exact child that records call sites,
+  // started before the first test and taken by end().
+  std::unique_ptr<RerunExplainer> call_sites_explainer_;
+  std::optional<RerunExplainer::StartedCallSites> call_sites_child_;
   // Started after the last test of a sharded run being recorded; taken by end().
   std::unique_ptr<RecordingChildren> recording_children_;
   bool recording_children_started_ = false;

@@ -3,15 +3,21 @@
 // A suite whose middle test fails in the way HEAPGATE_FAULT names, for the
 // fault table of docs/bad-inputs.md (tests/e2e/faults_test.cpp): `segv`,
 // `abort`, `exit0`, `hang` (with two more threads blocked beside it), or
-// `sleep` (a long test for a kill from outside). Without it, every test passes.
+// `sleep` (a long test for a kill from outside), or `segv-beside-child` (a
+// sharded run being recorded crashes while its call-sites child is in the
+// same test: the child writes its pid to $FAULT_SUITE_DIR/child.pid and
+// sleeps, the run waits for that file, then segfaults). Without it, every
+// test passes.
 // FAULT_SUITE_GROW makes Faults.First allocate more.
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -20,6 +26,38 @@
 #include <gtest/gtest.h>
 
 namespace {
+
+// heapgate's re-run children carry --heapgate_internal_child=N on their
+// command line (heapgate's init takes its flags out of argv, so it is read
+// from /proc).
+bool in_heapgate_child() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string arg;
+  while (std::getline(in, arg, '\0')) {
+    if (arg.rfind("--heapgate_internal_child", 0) == 0) return true;
+  }
+  return false;
+}
+
+void crash_while_the_child_sleeps() {
+  const char* dir = std::getenv("FAULT_SUITE_DIR");
+  const std::string pid_file = std::string(dir != nullptr ? dir : ".") + "/child.pid";
+  if (in_heapgate_child()) {
+    const std::string temp = pid_file + ".tmp";
+    if (FILE* f = std::fopen(temp.c_str(), "w")) {
+      std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+      std::fclose(f);
+      std::rename(temp.c_str(), pid_file.c_str());
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(60));
+    return;
+  }
+  for (int i = 0; i < 600 && ::access(pid_file.c_str(), F_OK) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  volatile int* nowhere = nullptr;
+  *nowhere = 1;
+}
 
 std::string fault() {
   const char* f = std::getenv("HEAPGATE_FAULT");
@@ -58,6 +96,8 @@ TEST(Faults, Trigger) {
     std::thread a(wait_forever_for_a_reply);
     std::thread b(wait_forever_for_a_reply);
     wait_forever_for_a_reply();
+  } else if (f == "segv-beside-child") {
+    crash_while_the_child_sleeps();
   } else if (f == "sleep") {
     std::this_thread::sleep_for(std::chrono::seconds(60));
   }

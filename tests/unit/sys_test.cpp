@@ -2,7 +2,8 @@
 // heapgate: allocation regression gates for C++ test suites.
 // The operating-system seam on hostile files: FIFOs, devices and directories
 // where a file was expected, files over the size limits, the temp files of
-// interrupted writes, and directories removed at exit.
+// interrupted writes, and directories removed at exit; children started to
+// run beside the caller (start_process()).
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -10,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 #include <functional>
@@ -197,6 +200,64 @@ TEST(SysRemoveAtExit, TheDirectoryGoesWithTheProcessThatAskedNotWithAForkedChild
   EXPECT_FALSE(fs::exists(dir));
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+// A started child runs while the caller goes on, and wait_for_process() reaps
+// it with its exit status and what it wrote to its stderr file.
+TEST(SysStartedProcess, RunsBesideTheCallerAndIsReapedWithItsStatusAndStderr) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string marker = dir + "/marker";
+  sys::ProcessOptions options;
+  options.stdout_path = dir + "/out.txt";
+  // It waits for a file the caller writes after starting it: it can only
+  // finish if start_process() returned before it ended.
+  auto started = sys::start_process(
+      {"sh", "-c", "while [ ! -e " + marker + " ]; do sleep 0.01; done; echo out; echo err >&2; exit 7"}, options,
+      dir + "/err.txt");
+  ASSERT_TRUE(started) << started.error().message();
+  ASSERT_TRUE(sys::write_file_atomic(marker, "go"));
+  const sys::ProcessResult result = sys::wait_for_process(*started, std::chrono::seconds(30));
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(result.exit_code, 7);
+  EXPECT_EQ(result.stderr_text, "err\n");
+  auto out = sys::read_file(dir + "/out.txt");
+  ASSERT_TRUE(out);
+  EXPECT_EQ(*out, "out\n");
+}
+
+// Past its timeout the child and what it started are stopped (its process
+// group), and the result says so.
+TEST(SysStartedProcess, PastItsTimeoutItsWholeGroupIsStopped) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string pid_file = dir + "/grandchild.pid";
+  auto started = sys::start_process({"sh", "-c", "sleep 60 & echo $! > " + pid_file + "; wait"}, {}, dir + "/err.txt");
+  ASSERT_TRUE(started) << started.error().message();
+  std::string grandchild;
+  for (int i = 0; i < 500 && grandchild.empty(); ++i) {
+    if (auto text = sys::read_file(pid_file); text && !text->empty() && text->back() == '\n') grandchild = *text;
+    ::usleep(10 * 1000);
+  }
+  ASSERT_FALSE(grandchild.empty());
+  const sys::ProcessResult result =
+      sys::wait_for_process(*started, std::chrono::milliseconds(100), std::chrono::milliseconds(100));
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_EQ(result.exit_code, -1);
+  // The grandchild got the same SIGTERM. Ended is enough: an orphan's zombie
+  // waits for whoever reaps orphans here, which may be no one.
+  const pid_t sleeper = static_cast<pid_t>(std::stol(grandchild));
+  auto ended = [sleeper] {
+    if (::kill(sleeper, 0) != 0) return true;
+    auto stat = sys::read_file("/proc/" + std::to_string(sleeper) + "/stat");
+    if (!stat) return true;
+    const std::size_t paren = stat->rfind(')');
+    return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
+  };
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {
+    gone = ended();
+    if (!gone) ::usleep(10 * 1000);
+  }
+  EXPECT_TRUE(gone) << "pid " << sleeper << " outlived its group's stop";
 }
 
 }  // namespace

@@ -39,6 +39,14 @@ struct Fd {
   explicit Fd(int f) : fd(f) {}
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& other) noexcept : fd(other.fd) { other.fd = -1; }
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset(other.fd);
+      other.fd = -1;
+    }
+    return *this;
+  }
   ~Fd() { reset(); }
   void reset(int replacement = -1) {
     if (fd >= 0) ::close(fd);
@@ -571,16 +579,28 @@ std::optional<std::string> find_program(const std::string& program) {
   return std::nullopt;
 }
 
-Result<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+namespace {
+
+// What posix_spawn needs for `argv` under `options`: the program found on
+// PATH, the environment and the argument vector, owned.
+struct SpawnSpec {
+  std::string program;
+  std::vector<std::string> env_storage;
+  std::vector<std::string> args;
+  std::vector<char*> envp;
+  std::vector<char*> cargv;
+};
+
+Result<SpawnSpec> spawn_spec(const std::vector<std::string>& argv, const ProcessOptions& options) {
   if (argv.empty()) return fail(make_error(ErrorCode::invalid_argument, "run_process", "empty argument vector"));
   auto program = find_program(argv[0]);
   if (!program) {
     return fail(make_error(ErrorCode::unavailable, argv[0], "program not found on PATH",
                            "install it or add its directory to PATH"));
   }
-
+  SpawnSpec spec;
+  spec.program = *program;
   // Environment: the current one, minus unset_env, with extra_env replacing same-named entries.
-  std::vector<std::string> env_storage;
   auto key_of = [](const std::string& kv) { return kv.substr(0, kv.find('=')); };
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     std::string kv(*e);
@@ -588,16 +608,107 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
     bool drop = false;
     for (const auto& u : options.unset_env) drop = drop || u == key;
     for (const auto& x : options.extra_env) drop = drop || key_of(x) == key;
-    if (!drop) env_storage.push_back(std::move(kv));
+    if (!drop) spec.env_storage.push_back(std::move(kv));
   }
-  for (const auto& x : options.extra_env) env_storage.push_back(x);
-  std::vector<char*> envp;
-  for (auto& s : env_storage) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = argv;
-  std::vector<char*> cargv;
-  for (auto& s : args) cargv.push_back(s.data());
-  cargv.push_back(nullptr);
+  for (const auto& x : options.extra_env) spec.env_storage.push_back(x);
+  for (auto& e : spec.env_storage) spec.envp.push_back(e.data());
+  spec.envp.push_back(nullptr);
+  spec.args = argv;
+  for (auto& a : spec.args) spec.cargv.push_back(a.data());
+  spec.cargv.push_back(nullptr);
+  return spec;
+}
+
+// Starts `spec` with stdin from /dev/null, stdout and stderr on the given
+// descriptors, in a process group of its own: a timeout then stops what it
+// started too.
+Result<pid_t> spawn(SpawnSpec& spec, int out_fd, int err_fd) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, spec.program.c_str(), &actions, &attr, spec.cargv.data(), spec.envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return fail(make_error(ErrorCode::unavailable, spec.program, "cannot start: " + errno_text(rc)));
+  return pid;
+}
+
+Result<Fd> open_for_output(const std::string& path) {
+  Fd file;
+  file.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (file.fd < 0) {
+    int err = errno;
+    return fail(make_error(ErrorCode::io_error, path, "cannot open for writing: " + errno_text(err)));
+  }
+  return file;
+}
+
+void fill_exit_status(int status, ProcessResult& result) {
+  if (WIFEXITED(status) && !result.timed_out && !result.stopped) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.term_signal = WTERMSIG(status);
+  }
+}
+
+}  // namespace
+
+Result<StartedProcess> start_process(const std::vector<std::string>& argv, const ProcessOptions& options,
+                                     const std::string& stderr_path) {
+  auto spec = spawn_spec(argv, options);
+  if (!spec) return fail(spec.error());
+  auto err_file = open_for_output(stderr_path);
+  if (!err_file) return fail(err_file.error());
+  auto out_file = open_for_output(options.stdout_path ? *options.stdout_path : std::string("/dev/null"));
+  if (!out_file) return fail(out_file.error());
+  auto pid = spawn(*spec, out_file->fd, err_file->fd);
+  if (!pid) return fail(pid.error());
+  return StartedProcess{*pid, stderr_path};
+}
+
+ProcessResult wait_for_process(const StartedProcess& process, std::chrono::milliseconds timeout,
+                               std::chrono::milliseconds grace) {
+  using Clock = std::chrono::steady_clock;
+  ProcessResult result;
+  const Clock::time_point deadline = Clock::now() + timeout;
+  std::optional<Clock::time_point> kill_at;
+  int status = 0;
+  for (;;) {
+    const pid_t done = ::waitpid(process.pid, &status, WNOHANG);
+    if (done == process.pid) break;
+    if (done < 0 && errno != EINTR) return result;  // not our child (already waited for)
+    const Clock::time_point now = Clock::now();
+    if (!kill_at && now >= deadline) {
+      result.timed_out = true;
+      ::kill(-process.pid, SIGTERM);
+      kill_at = now + grace;
+    } else if (kill_at && now >= *kill_at) {
+      ::kill(-process.pid, SIGKILL);
+      while (::waitpid(process.pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  fill_exit_status(status, result);
+  if (auto text = read_file(process.stderr_path)) result.stderr_text = std::move(*text);
+  return result;
+}
+
+void kill_process_group(const StartedProcess& process) noexcept {
+  if (process.pid > 0) ::kill(-process.pid, SIGKILL);
+}
+
+Result<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options) {
+  auto spec = spawn_spec(argv, options);
+  if (!spec) return fail(spec.error());
 
   int out_pipe[2] = {-1, -1};
   int err_pipe[2] = {-1, -1};
@@ -608,30 +719,13 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
   Fd err_r(err_pipe[0]), err_w(err_pipe[1]), out_r(out_pipe[0]), out_w(out_pipe[1]);
   Fd out_file;
   if (options.stdout_path) {
-    out_file.fd = ::open(options.stdout_path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (out_file.fd < 0) {
-      int err = errno;
-      return fail(make_error(ErrorCode::io_error, *options.stdout_path, "cannot open for writing: " + errno_text(err)));
-    }
+    auto opened = open_for_output(*options.stdout_path);
+    if (!opened) return fail(opened.error());
+    out_file = std::move(*opened);
   }
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, options.stdout_path ? out_file.fd : out_w.fd, 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  // The child gets its own process group so a timeout can kill what it started too.
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, program->c_str(), &actions, &attr, cargv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    return fail(make_error(ErrorCode::unavailable, *program, "cannot start: " + errno_text(rc)));
-  }
+  auto spawned = spawn(*spec, options.stdout_path ? out_file.fd : out_w.fd, err_w.fd);
+  if (!spawned) return fail(spawned.error());
+  const pid_t pid = *spawned;
   err_w.reset();
   out_w.reset();
   out_file.reset();
@@ -678,11 +772,7 @@ Result<ProcessResult> run_process(const std::vector<std::string>& argv, const Pr
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status) && !result.timed_out && !result.stopped) {
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.term_signal = WTERMSIG(status);
-  }
+  fill_exit_status(status, result);
   return result;
 }
 

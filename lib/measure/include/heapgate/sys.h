@@ -225,4 +225,26 @@ struct ProcessOptions {
 /// and captures its output. Fails only if the program could not be started.
 Result<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options = {});
 
+/// A child start_process() started and wait_for_process() has not yet reaped.
+struct StartedProcess {
+  int pid = -1;
+  std::string stderr_path;
+};
+
+/// Starts `argv` as run_process() does and returns at once: no thread of
+/// this process waits for it, so it runs beside what this process measures
+/// without adding a thread's allocations or context switches to it. Its
+/// stdout goes to ProcessOptions::stdout_path (or /dev/null), its stderr to
+/// `stderr_path`; `timeout` and `stop` are wait_for_process()'s business.
+Result<StartedProcess> start_process(const std::vector<std::string>& argv, const ProcessOptions& options,
+                                     const std::string& stderr_path);
+/// Waits for a started child at most `timeout`, then stops it as
+/// run_process() does (SIGTERM to its group, SIGKILL after `grace`). The
+/// result's stderr_text is what it wrote to its stderr file.
+ProcessResult wait_for_process(const StartedProcess& process, std::chrono::milliseconds timeout,
+                               std::chrono::milliseconds grace = std::chrono::seconds(5));
+/// SIGKILL to a started child's process group, for a run that ends without
+/// waiting for it (async-signal-safe).
+void kill_process_group(const StartedProcess& process) noexcept;
+
 }  // namespace heapgate::sys
