@@ -23,22 +23,25 @@
 
 namespace heapgate::gtest {
 
-std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer, std::size_t limit,
-                                           std::vector<CallSite>* all_call_sites) {
+NormalizeOptions with_lines() {
+  NormalizeOptions options;
+  options.with_lines = true;
+  return options;
+}
+
+std::vector<StackSample> summarize_profile(const std::string& profile_path, ProfileNormalizer& normalizer,
+                                           std::size_t limit, std::vector<CallSite>* all_call_sites) {
   auto profile = read_profile(profile_path);
   if (!profile) return {};
   // The profile is kept beside the report: keep what its addresses mean now,
   // so a later `heapgate diff` after a rebuild still reads it right.
-  (void)write_symbols_sidecar(profile_path, *profile, symbolizer);
-  return summarize_profile(*profile, symbolizer, limit, all_call_sites);
+  (void)write_symbols_sidecar(profile_path, *profile, normalizer.symbolizer());
+  return summarize_profile(*profile, normalizer, limit, all_call_sites);
 }
 
-std::vector<StackSample> summarize_profile(const Profile& profile, Symbolizer& symbolizer, std::size_t limit,
+std::vector<StackSample> summarize_profile(const Profile& profile, ProfileNormalizer& normalizer, std::size_t limit,
                                            std::vector<CallSite>* all_call_sites) {
-  // File and line where DWARF has them: the explanation names the line.
-  NormalizeOptions with_lines;
-  with_lines.with_lines = true;
-  NormalizedProfile normalized = normalize_profile(profile, symbolizer, with_lines);
+  NormalizedProfile normalized = normalizer.normalize(profile);
   if (all_call_sites != nullptr) {
     constexpr std::size_t kAll = static_cast<std::size_t>(-1);
     *all_call_sites = call_sites_of(without_gtest_overhead(top_stacks(normalized, kAll)), kAll);
@@ -58,7 +61,8 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   Explanation e;
   if (!own_profile_.empty()) {
     std::vector<CallSite> all;
-    e.stacks = summarize_profile(own_profile_, symbolizer_, options_.top_stacks * 2, &all);
+    ProfileNormalizer normalizer(symbolizer_, with_lines());
+    e.stacks = summarize_profile(own_profile_, normalizer, options_.top_stacks * 2, &all);
     e.call_sites_complete = keeps_all_call_sites(gate_call_sites_, all);
     if (e.call_sites_complete) e.call_sites = std::move(all);
     e.source = "this run";
@@ -207,10 +211,8 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   auto last = read_profile(many->profiles.front());
   if (!last) return fail(last.error());
   // With file and line, as every explanation names them: a leak's line first.
-  NormalizeOptions with_lines;
-  with_lines.with_lines = true;
-  ProfileDiff diff = diff_profiles(normalize_profile(*first, symbolizer_, with_lines),
-                                   normalize_profile(*last, symbolizer_, with_lines));
+  ProfileNormalizer normalizer(symbolizer_, with_lines());
+  ProfileDiff diff = diff_profiles(normalizer.normalize(*first), normalizer.normalize(*last));
   const double further_runs = static_cast<double>(repetitions - 1);
   for (const StackDelta& d : diff.entries) {
     if (d.delta.live_objects <= 0 && d.delta.live_bytes <= 0) continue;

@@ -13,6 +13,7 @@
 
 #include "heapgate/explain.h"
 #include "heapgate/gtest.h"
+#include "heapgate/normalize.h"
 #include "heapgate/symbolizer.h"
 #include "heapgate/sys.h"
 
@@ -26,6 +27,11 @@ namespace heapgate::gtest {
 inline constexpr int kCallSitesBudgetFactor = 10;
 inline constexpr int kCallSitesMinimumSeconds = 60;
 
+/// Normalizing with file and line where DWARF has them: an explanation names
+/// the line. One ProfileNormalizer a process (PluginRun::normalizer()) names
+/// each frame once.
+NormalizeOptions with_lines();
+
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
 /// With `all_call_sites`, also every call site of all its stacks but
@@ -33,10 +39,10 @@ inline constexpr int kCallSitesMinimumSeconds = 60;
 /// without_gtest_overhead(), for a test whose call sites are gated), from
 /// the same reading of the profile.
 /// The profile file also gets its symbols sidecar.
-std::vector<StackSample> summarize_profile(const std::string& profile_path, Symbolizer& symbolizer, std::size_t limit,
-                                           std::vector<CallSite>* all_call_sites = nullptr);
+std::vector<StackSample> summarize_profile(const std::string& profile_path, ProfileNormalizer& normalizer,
+                                           std::size_t limit, std::vector<CallSite>* all_call_sites = nullptr);
 /// The same of a profile in memory (ScopeOptions::profile_in_memory).
-std::vector<StackSample> summarize_profile(const Profile& profile, Symbolizer& symbolizer, std::size_t limit,
+std::vector<StackSample> summarize_profile(const Profile& profile, ProfileNormalizer& normalizer, std::size_t limit,
                                            std::vector<CallSite>* all_call_sites = nullptr);
 
 /// A test with at most this many call sites keeps all of them (and says its

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "explainers.h"
 #include "gtest_flags.h"
 #include "heapgate/gate.h"
 #include "heapgate/integration.h"
@@ -131,6 +132,11 @@ bool PluginRun::records_iteration(int iteration) const noexcept {
 Symbolizer& PluginRun::symbolizer() {
   if (!symbolizer_) symbolizer_.emplace();
   return *symbolizer_;
+}
+
+ProfileNormalizer& PluginRun::normalizer() {
+  if (!normalizer_) normalizer_ = std::make_unique<ProfileNormalizer>(symbolizer(), with_lines());
+  return *normalizer_;
 }
 
 void PluginRun::say_report_error(const std::string& message) {

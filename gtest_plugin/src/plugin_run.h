@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "heapgate/gtest.h"
 #include "heapgate/metrics.h"
 #include "heapgate/report_files.h"
+#include "heapgate/normalize.h"
 #include "heapgate/symbolizer.h"
 #include "kept_profiles.h"
 
@@ -69,6 +71,8 @@ class PluginRun {
   const Metrics& gtest_overhead() const noexcept { return gtest_overhead_; }
   ProfileKeeper& keeper() noexcept { return keeper_; }
   Symbolizer& symbolizer();
+  /// Names this process's profiles' frames with file and line, each once.
+  ProfileNormalizer& normalizer();
 
   ReportWriter* report() noexcept { return writer_ ? &*writer_ : nullptr; }
   /// Why the report that was asked for cannot be written, "" when it can.
@@ -92,6 +96,7 @@ class PluginRun {
   Metrics gtest_overhead_;
   ProfileKeeper keeper_;
   std::optional<Symbolizer> symbolizer_;
+  std::unique_ptr<ProfileNormalizer> normalizer_;  // after symbolizer_: goes first
   std::optional<ReportWriter> writer_;
   std::string report_error_;
   std::set<std::string> said_report_errors_;

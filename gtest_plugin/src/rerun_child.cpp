@@ -15,10 +15,10 @@ void collect_stacks(TestRecord& record, PluginRun& run, const Profile* in_memory
   if (in_memory != nullptr) {
     // --heapgate_internal_call_sites: the parent keeps only a test's call
     // sites; its stacks would make the report tens of kilobytes a test.
-    top = summarize_profile(*in_memory, run.symbolizer(), run.options().top_stacks * 2, &all);
+    top = summarize_profile(*in_memory, run.normalizer(), run.options().top_stacks * 2, &all);
   } else if (!record.profiles.empty()) {
     // Twice as many as it shows: the parent picks those that explain its verdict (explaining_stacks()).
-    record.stacks = summarize_profile(record.profiles.front(), run.symbolizer(), run.options().top_stacks * 2, &all);
+    record.stacks = summarize_profile(record.profiles.front(), run.normalizer(), run.options().top_stacks * 2, &all);
   } else {
     return;
   }

@@ -179,8 +179,17 @@ NormalizedProfile Normalizer::run(const Profile& profile) {
     out.scaled_totals += scaled;
   });
 
-  // Sort by key text: compare name ranks.
-  const std::vector<std::uint32_t> rank = ranks();
+  // Sort by key text: compare name ranks, of the names these keys use only
+  // (one Normalizer may have met many more in earlier profiles).
+  std::vector<std::uint32_t> used;
+  for (const std::vector<std::uint32_t>* k : keys) used.insert(used.end(), k->begin(), k->end());
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  std::sort(used.begin(), used.end(),
+            [&](std::uint32_t a, std::uint32_t b) { return names_[a].str() < names_[b].str(); });
+  std::vector<std::uint32_t>& rank = rank_scratch_;
+  rank.resize(names_.size());
+  for (std::uint32_t r = 0; r < used.size(); ++r) rank[used[r]] = r;
   std::vector<std::size_t> order(stacks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -203,5 +212,14 @@ NormalizedProfile Normalizer::run(const Profile& profile) {
 NormalizedProfile normalize_profile(const Profile& profile, Symbolizer& symbolizer, const NormalizeOptions& options) {
   return detail::Normalizer(options, symbolizer).run(profile);
 }
+
+ProfileNormalizer::ProfileNormalizer(Symbolizer& symbolizer, NormalizeOptions options)
+    : symbolizer_(symbolizer),
+      options_(std::move(options)),
+      normalizer_(std::make_unique<detail::Normalizer>(options_, symbolizer_)) {}
+
+ProfileNormalizer::~ProfileNormalizer() = default;
+
+NormalizedProfile ProfileNormalizer::normalize(const Profile& profile) { return normalizer_->run(profile); }
 
 }  // namespace heapgate

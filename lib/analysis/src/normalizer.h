@@ -60,7 +60,10 @@ class Normalizer {
   std::uint32_t allocator_only_ = 0;
   std::uint32_t framework_only_ = 0;
   std::vector<Entry> entries_;
+  // Locations live as long as the Symbolizer (it never drops one), so a
+  // Normalizer kept across profiles keeps their spans.
   std::unordered_map<const Location*, Span> spans_;
+  std::vector<std::uint32_t> rank_scratch_;  // run()'s ranks, reused
 };
 
 }  // namespace heapgate::detail
