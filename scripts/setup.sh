@@ -32,11 +32,14 @@ packages=(
   zlib1g-dev                     # gzip for the pprof files
   ccache                         # tests: the CI templates' compiler cache (consumer-ci-templates runs their steps)
   clang-format                   # tests: format_check holds the tree to .clang-format
+  libsqlite3-dev                 # heapgate history: the default store, a SQLite file
+  libpq-dev                      # heapgate history: the PostgreSQL store (optional; off without it)
+  postgresql                     # tests: the history tests start a real PostgreSQL server
 )
 
 # Needed by heapgate's own tests only, not by a project that builds heapgate
 # from source (FetchContent, add_subdirectory).
-own_tests_only=(libxml2-utils python3-yaml curl wget chromium clang libclang-rt-14-dev ccache clang-format)
+own_tests_only=(libxml2-utils python3-yaml curl wget chromium clang libclang-rt-14-dev ccache clang-format postgresql)
 
 # --print-packages: the packages a project that builds heapgate needs, one a
 # line, for a CI image to install before heapgate's sources exist (the
