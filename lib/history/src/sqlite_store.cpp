@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The default store: one SQLite file, nothing to start. Many processes may
+// add at once: WAL lets readers go on beside a writer, busy_timeout makes a
+// writer wait for another's lock, and each run is one transaction.
+#include "stores.h"
+
+#include <sqlite3.h>
+
+#include <map>
+#include <utility>
+
+#include "heapgate/sys.h"
+#include "store_schema.h"
+
+namespace heapgate::detail {
+namespace {
+
+// What went wrong, named for the person who has to fix it.
+Error sqlite_error(const std::string& path, int rc, sqlite3* db, const std::string& doing,
+                   std::chrono::milliseconds lock_timeout) {
+  const std::string said = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return make_error(ErrorCode::io_error, path,
+                        doing + ": another process held the store's lock for more than " +
+                            std::to_string(lock_timeout.count() / 1000.0).substr(0, 4) + " s (" + said +
+                            "); nothing was written",
+                        "run again when the other writer is done, or wait longer with --lock-timeout SECONDS");
+    case SQLITE_NOTADB:
+      return make_error(ErrorCode::io_error, path, "not a SQLite database (" + said + "); it was left as it is",
+                        "give --history the path of a heapgate history file, or a new path");
+    case SQLITE_CORRUPT:
+      return make_error(ErrorCode::io_error, path,
+                        doing + ": the database is corrupt (" + said + "); nothing was written",
+                        "restore the file from a backup, or start a new history at another path");
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      return make_error(ErrorCode::io_error, path, doing + ": cannot write here (" + said + "); nothing was written",
+                        "give --history a path in a directory you can write to");
+    case SQLITE_FULL:
+      return make_error(ErrorCode::io_error, path, doing + ": the disk is full (" + said + "); nothing was written",
+                        "free space on its file system, or give --history another path");
+    default:
+      return make_error(ErrorCode::io_error, path, doing + ": " + said + " (SQLite error " + std::to_string(rc) + ")",
+                        "check the file; a new --history path starts a new store");
+  }
+}
+
+// A prepared statement, finalized when it goes.
+class Statement {
+ public:
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+  sqlite3_stmt** out() { return &stmt_; }
+  sqlite3_stmt* get() const { return stmt_; }
+  void bind(int i, const std::string& text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void bind(int i, std::int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
+  void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
+  std::string text(int i) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, i);
+    return p != nullptr
+               ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i)))
+               : std::string();
+  }
+  std::int64_t integer(int i) const { return sqlite3_column_int64(stmt_, i); }
+  bool is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class SqliteStore final : public HistoryStore {
+ public:
+  SqliteStore(std::string path, sqlite3* db, std::chrono::milliseconds lock_timeout)
+      : path_(std::move(path)), db_(db), lock_timeout_(lock_timeout) {}
+  ~SqliteStore() override { sqlite3_close_v2(db_); }
+
+  Result<void> exec(const std::string& sql, const std::string& doing) {
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK) return fail(error(rc, doing));
+    return {};
+  }
+
+  Result<void> prepare(Statement& statement, const std::string& sql, const std::string& doing) {
+    const int rc = sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), statement.out(), nullptr);
+    if (rc != SQLITE_OK) return fail(error(rc, doing));
+    return {};
+  }
+
+  Error error(int rc, const std::string& doing) const { return sqlite_error(path_, rc, db_, doing, lock_timeout_); }
+
+  // The version in schema_version, or nullopt when the file has no such table.
+  Result<std::optional<int>> schema_version() {
+    Statement has;
+    if (auto ok = prepare(has, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'",
+                          "reading its schema");
+        !ok) {
+      return fail(ok.error());
+    }
+    if (const int rc = sqlite3_step(has.get()); rc != SQLITE_ROW) return fail(error(rc, "reading its schema"));
+    if (has.integer(0) == 0) return std::optional<int>();
+    Statement version;
+    if (auto ok = prepare(version, "SELECT max(version) FROM schema_version", "reading its schema version"); !ok) {
+      return fail(ok.error());
+    }
+    if (const int rc = sqlite3_step(version.get()); rc != SQLITE_ROW) {
+      return fail(error(rc, "reading its schema version"));
+    }
+    return std::optional<int>(static_cast<int>(version.integer(0)));
+  }
+
+  // Creates the schema in a new file, or migrates an older one, under the
+  // write lock, so that two first writers do not both create it.
+  Result<void> prepare_schema() {
+    if (auto ok = exec("BEGIN IMMEDIATE", "opening the store for writing"); !ok) return ok;
+    auto done = [&](Result<void> result) {
+      sqlite3_exec(db_, result ? "COMMIT" : "ROLLBACK", nullptr, nullptr, nullptr);
+      return result;
+    };
+    auto version = schema_version();
+    if (!version) return done(fail(version.error()));
+    if (!*version) {
+      Statement tables;
+      if (auto ok = prepare(tables, "SELECT count(*) FROM sqlite_master", "reading its schema"); !ok) return done(ok);
+      if (const int rc = sqlite3_step(tables.get()); rc != SQLITE_ROW)
+        return done(fail(error(rc, "reading its schema")));
+      if (tables.integer(0) != 0) return done(fail(not_a_history()));
+      for (const std::string& statement : schema_statements(Dialect::sqlite)) {
+        if (auto ok = exec(statement, "creating the history's tables"); !ok) return done(ok);
+      }
+      return done({});
+    }
+    if (auto ok = check_schema_version(path_, **version); !ok) return done(ok);
+    for (int v = **version; v < kHistorySchemaVersion; ++v) {
+      for (const std::string& statement : migration_statements(Dialect::sqlite, v)) {
+        if (auto ok = exec(statement, "migrating the schema from version " + std::to_string(v)); !ok) return done(ok);
+      }
+      if (auto ok = exec("UPDATE schema_version SET version = " + std::to_string(v + 1), "migrating the schema"); !ok) {
+        return done(ok);
+      }
+    }
+    return done({});
+  }
+
+  Result<void> check_for_reading() {
+    auto version = schema_version();
+    if (!version) return fail(version.error());
+    if (!*version) return fail(not_a_history());
+    return check_schema_version(path_, **version);
+  }
+
+  Error not_a_history() const {
+    return make_error(ErrorCode::parse_error, path_,
+                      "a SQLite database, but not a heapgate history (it has no table schema_version); it was left "
+                      "as it is",
+                      "give --history a heapgate history file, or a new path");
+  }
+
+  Result<AddOutcome> add(const StoredRun& run) override {
+    if (auto ok = exec("BEGIN IMMEDIATE", "adding a run"); !ok) return fail(ok.error());
+    auto result = add_in_transaction(run);
+    if (!result || !result->stored) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return result;
+    }
+    if (auto ok = exec("COMMIT", "adding a run"); !ok) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      return fail(ok.error());
+    }
+    return result;
+  }
+
+  Result<AddOutcome> add_in_transaction(const StoredRun& run) {
+    const std::string doing = "adding " + run.source;
+    Statement known;
+    if (auto ok = prepare(known, "SELECT id FROM runs WHERE content_hash = ?", doing); !ok) return fail(ok.error());
+    known.bind(1, run.content_hash);
+    int rc = sqlite3_step(known.get());
+    if (rc == SQLITE_ROW) return AddOutcome{false, known.integer(0), 0};
+    if (rc != SQLITE_DONE) return fail(error(rc, doing));
+
+    Statement insert_run;
+    if (auto ok =
+            prepare(insert_run,
+                    std::string("INSERT INTO runs (") + kRunColumns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", doing);
+        !ok) {
+      return fail(ok.error());
+    }
+    const std::string values[kRunColumnCount] = {run.content_hash,
+                                                 run.context.commit,
+                                                 run.context.branch,
+                                                 run.context.time,
+                                                 run.context.job,
+                                                 run.binary,
+                                                 std::string(to_string(run.mode)),
+                                                 fingerprint_json(run.fingerprint),
+                                                 run.source,
+                                                 now_utc()};
+    for (int i = 0; i < kRunColumnCount; ++i) insert_run.bind(i + 1, values[i]);
+    if (rc = sqlite3_step(insert_run.get()); rc != SQLITE_DONE) return fail(error(rc, doing));
+    const std::int64_t run_id = sqlite3_last_insert_rowid(db_);
+
+    std::map<std::string, std::int64_t, std::less<>> test_ids;
+    Statement tests;
+    if (auto ok = prepare(tests, "SELECT id, name FROM tests WHERE binary = ?", doing); !ok) return fail(ok.error());
+    tests.bind(1, run.binary);
+    while ((rc = sqlite3_step(tests.get())) == SQLITE_ROW) test_ids.emplace(tests.text(1), tests.integer(0));
+    if (rc != SQLITE_DONE) return fail(error(rc, doing));
+
+    Statement insert_test;
+    Statement insert_result;
+    if (auto ok = prepare(insert_test, "INSERT INTO tests (binary, name) VALUES (?, ?)", doing); !ok) {
+      return fail(ok.error());
+    }
+    std::string placeholders = "?, ?";
+    for (int i = 0; i < kResultColumnCount; ++i) placeholders += ", ?";
+    if (auto ok = prepare(insert_result,
+                          std::string("INSERT INTO results (run_id, test_id, ") + kResultColumns + ") VALUES (" +
+                              placeholders + ") ON CONFLICT DO NOTHING",
+                          doing);
+        !ok) {
+      return fail(ok.error());
+    }
+    std::size_t stored = 0;
+    for (const StoredResult& result : run.results) {
+      auto found = test_ids.find(result.test);
+      if (found == test_ids.end()) {
+        sqlite3_reset(insert_test.get());
+        insert_test.bind(1, run.binary);
+        insert_test.bind(2, result.test);
+        if (rc = sqlite3_step(insert_test.get()); rc != SQLITE_DONE) return fail(error(rc, doing));
+        found = test_ids.emplace(result.test, sqlite3_last_insert_rowid(db_)).first;
+      }
+      sqlite3_reset(insert_result.get());
+      int column = 1;
+      insert_result.bind(column++, run_id);
+      insert_result.bind(column++, found->second);
+      insert_result.bind(column++, result.verdict);
+      insert_result.bind(column++, std::string(to_string(result.mode)));
+      for (MetricName metric : kMetricNames) insert_result.bind(column++, to_db(get(result.metrics, metric)));
+      if (result.band) {
+        insert_result.bind(column++, static_cast<std::int64_t>(result.band->runs));
+        for (MetricName metric : kMetricNames) insert_result.bind(column++, to_db(get(result.band->low, metric)));
+        for (MetricName metric : kMetricNames) insert_result.bind(column++, to_db(get(result.band->high, metric)));
+      } else {
+        while (column <= 2 + kResultColumnCount) insert_result.bind_null(column++);
+      }
+      if (rc = sqlite3_step(insert_result.get()); rc != SQLITE_DONE) return fail(error(rc, doing));
+      stored += static_cast<std::size_t>(sqlite3_changes(db_));
+    }
+    return AddOutcome{true, run_id, stored};
+  }
+
+  Result<std::vector<RunRow>> runs(const HistoryQuery& query) override {
+    Statement select;
+    if (auto ok = prepare(select,
+                          "SELECT id, commit_sha, branch, run_time, job, binary, source FROM runs WHERE (?1 = '' OR "
+                          "branch = ?1) AND (?2 = '' OR run_time >= ?2) AND (?3 = '' OR binary = ?3) ORDER BY "
+                          "run_time, id",
+                          "reading runs");
+        !ok) {
+      return fail(ok.error());
+    }
+    select.bind(1, query.branch);
+    select.bind(2, query.since);
+    select.bind(3, query.binary);
+    std::vector<RunRow> rows;
+    int rc;
+    while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
+      RunRow row;
+      row.id = select.integer(0);
+      row.context = RunContext{select.text(1), select.text(2), select.text(3), select.text(4)};
+      row.binary = select.text(5);
+      row.source = select.text(6);
+      rows.push_back(std::move(row));
+    }
+    if (rc != SQLITE_DONE) return fail(error(rc, "reading runs"));
+    return rows;
+  }
+
+  Result<void> for_each_point(const HistoryQuery& query, const std::function<void(const PointRow&)>& each) override {
+    Statement select;
+    if (auto ok = prepare(select,
+                          std::string("SELECT r.run_id, t.binary, t.name, ") + kResultColumns +
+                              " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id "
+                              "WHERE (?1 = '' OR u.branch = ?1) AND (?2 = '' OR u.run_time >= ?2) AND (?3 = '' OR "
+                              "t.binary = ?3) ORDER BY r.test_id",
+                          "reading results");
+        !ok) {
+      return fail(ok.error());
+    }
+    select.bind(1, query.branch);
+    select.bind(2, query.since);
+    select.bind(3, query.binary);
+    int rc;
+    PointRow row;
+    std::int64_t last_test = -1;
+    bool selected = true;
+    while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
+      row.run_id = select.integer(0);
+      // Names repeat for every point of a test: compared, not copied, each row.
+      const unsigned char* name = sqlite3_column_text(select.get(), 2);
+      const std::string_view name_view(reinterpret_cast<const char*>(name),
+                                       static_cast<std::size_t>(sqlite3_column_bytes(select.get(), 2)));
+      if (name_view != row.test || select.text(1) != row.binary || last_test < 0) {
+        row.binary = select.text(1);
+        row.test = std::string(name_view);
+        selected = query.test_glob.empty() || glob_match(query.test_glob, row.test);
+        last_test = 0;
+      }
+      if (!selected) continue;
+      row.verdict = select.text(3);
+      row.mode = parse_mode(select.text(4)).value_or(Mode::counters);
+      int column = 5;
+      for (MetricName metric : kMetricNames) get(row.metrics, metric) = from_db(select.integer(column++));
+      if (select.is_null(column)) {
+        row.band.reset();
+      } else {
+        NoiseBand band;
+        band.runs = static_cast<std::uint32_t>(select.integer(column++));
+        for (MetricName metric : kMetricNames) get(band.low, metric) = from_db(select.integer(column++));
+        for (MetricName metric : kMetricNames) get(band.high, metric) = from_db(select.integer(column++));
+        row.band = band;
+      }
+      each(row);
+    }
+    if (rc != SQLITE_DONE) return fail(error(rc, "reading results"));
+    return {};
+  }
+
+  const std::string& location() const override { return path_; }
+
+ private:
+  std::string path_;
+  sqlite3* db_;
+  std::chrono::milliseconds lock_timeout_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<HistoryStore>> open_sqlite_history(const std::string& path, const HistoryOpenOptions& options) {
+  if (!options.for_writing && !sys::exists(path)) {
+    return fail(make_error(ErrorCode::invalid_argument, path, "no history here yet",
+                           "add runs first: heapgate history add --history " + path + " REPORT.json"));
+  }
+  sqlite3* db = nullptr;
+  const int flags = options.for_writing ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    Error e = sqlite_error(path, rc, db, "opening the store", options.lock_timeout);
+    sqlite3_close_v2(db);
+    return fail(e);
+  }
+  auto store = std::make_unique<SqliteStore>(path, db, options.lock_timeout);
+  sqlite3_busy_timeout(db, static_cast<int>(options.lock_timeout.count()));
+  if (options.for_writing) {
+    // WAL: readers never wait for a writer; NORMAL sync is durable at each
+    // checkpoint and never corrupts (SQLite's documented WAL trade-off).
+    if (auto ok = store->exec("PRAGMA journal_mode = WAL", "opening the store for writing"); !ok)
+      return fail(ok.error());
+    if (auto ok = store->exec("PRAGMA synchronous = NORMAL", "opening the store for writing"); !ok) {
+      return fail(ok.error());
+    }
+    if (auto ok = store->prepare_schema(); !ok) return fail(ok.error());
+  } else if (auto ok = store->check_for_reading(); !ok) {
+    return fail(ok.error());
+  }
+  return std::unique_ptr<HistoryStore>(std::move(store));
+}
+
+}  // namespace heapgate::detail
