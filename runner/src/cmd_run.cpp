@@ -28,6 +28,7 @@
 #include "heapgate/report_files.h"
 #include "heapgate/symbols_sidecar.h"
 #include "heapgate/sys.h"
+#include "history_add.h"
 #include "output.h"
 #include "report_gate.h"
 #include "run_interruption.h"
@@ -148,6 +149,7 @@ int run_all(const RunOptions& options, std::vector<Report>* measured) {
   }
 
   std::vector<Report> reports;
+  std::vector<std::string> report_paths;
   bool crashed = false;
   ProgressDisplay display(options.progress);
   StopOnSignals stop_on_signals;
@@ -181,7 +183,11 @@ int run_all(const RunOptions& options, std::vector<Report>* measured) {
     collect_profiles(options.report, report);
     if (auto written = write_report_files(options.report, report, job.name); !written)
       return bad_input(written.error());
+    report_paths.push_back(options.report + "/" + job.name + ".json");
     reports.push_back(std::move(report));
+  }
+  if (!options.history.empty()) {
+    if (auto added = add_run_reports(options.history, reports, report_paths); !added) return bad_input(added.error());
   }
   print_summary(stdout, reports);
   std::printf("reports: %s/ (JSON, JUnit, Markdown); logs: %s/shards/\n", options.report.c_str(),
@@ -245,6 +251,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "counts vary between runs (thread timing) a noise band it is then judged within");
   run->add_option("--ctest-dir", options->ctest_dir,
                   "Run every heapgate-enabled binary of this CMake build directory's tests, once each");
+  run->add_option("--history", options->history,
+                  "Also add the merged reports to this history store (a SQLite file or a postgresql:// URL),\n"
+                  "with the commit, branch and CI job (heapgate history --help)");
   run->add_option("--progress", options->progress, "auto: a live line on a terminal, plain lines otherwise")
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
       ->capture_default_str();

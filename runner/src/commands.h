@@ -31,5 +31,6 @@ void add_diff_command(CLI::App& app, int& exit_code);     // cmd_diff.cpp
 void add_fetch_command(CLI::App& app, int& exit_code);    // cmd_fetch.cpp
 void add_bench_command(CLI::App& app, int& exit_code);    // cmd_bench.cpp
 void add_record_command(CLI::App& app, int& exit_code);   // cmd_record.cpp
+void add_history_command(CLI::App& app, int& exit_code);  // cmd_history.cpp
 
 }  // namespace heapgate::runner

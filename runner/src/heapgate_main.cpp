@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add_fetch_command(app, exit_code);
   add_bench_command(app, exit_code);
   add_record_command(app, exit_code);
+  add_history_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -28,6 +28,7 @@ struct RunOptions {
   int calibrate = 0;                      // runs to learn noise bands from; 0: gate as usual
   bool ratchet = false;                   // accept improvements, exit 4 when a baseline changed
   std::string fingerprint = "warn";       // --heapgate_fingerprint for every binary
+  std::string history;                    // a history store the merged reports are added to
   std::vector<std::string> plugin_flags;  // extra --heapgate_* flags for every binary
   std::vector<std::string> command;       // binary, then its arguments
 };
