@@ -230,7 +230,7 @@ class BadInputs : public ::testing::Test {
 TEST_F(BadInputs, BI01_NoVerb) {
   expect_refused(heapgate_cli({}), 2,
                  "heapgate: a subcommand is required; fix: name a command: run, compare, accept, report, diff, "
-                 "fetch, bench, record (heapgate --help)");
+                 "fetch, bench, record, history (heapgate --help)");
 }
 
 TEST_F(BadInputs, BI02_MistypedVerb) {
@@ -241,7 +241,7 @@ TEST_F(BadInputs, BI02_MistypedVerb) {
 TEST_F(BadInputs, BI03_UnknownVerb) {
   expect_refused(heapgate_cli({"frobnicate"}), 2,
                  "heapgate: unknown command \"frobnicate\"; fix: use one of run, compare, accept, report, diff, "
-                 "fetch, bench, record (heapgate --help lists them)");
+                 "fetch, bench, record, history (heapgate --help lists them)");
 }
 
 TEST_F(BadInputs, BI04_MistypedOption) {
