@@ -289,7 +289,7 @@ class SqliteStore final : public HistoryStore {
   Result<void> for_each_point(const HistoryQuery& query, const std::function<void(const PointRow&)>& each) override {
     Statement select;
     if (auto ok = prepare(select,
-                          std::string("SELECT r.run_id, t.binary, t.name, ") + kResultColumns +
+                          "SELECT r.run_id, t.binary, t.name, " + result_columns_of("r") +
                               " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id "
                               "WHERE (?1 = '' OR u.branch = ?1) AND (?2 = '' OR u.run_time >= ?2) AND (?3 = '' OR "
                               "t.binary = ?3) ORDER BY r.test_id",

@@ -40,6 +40,15 @@ std::vector<std::string> schema_statements(Dialect dialect) {
   };
 }
 
+std::string result_columns_of(const std::string& table) {
+  std::string out = table + ".";
+  for (const char* c = kResultColumns; *c != '\0'; ++c) {
+    out += *c;
+    if (*c == ' ') out += table + ".";
+  }
+  return out;
+}
+
 std::vector<std::string> migration_statements(Dialect, int) { return {}; }
 
 std::int64_t to_db(std::uint64_t value) noexcept {

@@ -30,6 +30,8 @@ inline constexpr const char* kResultColumns =
     "low_allocations, low_allocated_bytes, low_live_allocations, low_live_bytes, low_peak_bytes, "
     "high_allocations, high_allocated_bytes, high_live_allocations, high_live_bytes, high_peak_bytes";
 inline constexpr int kResultColumnCount = 18;
+/// kResultColumns, each prefixed with `table.` for a join.
+std::string result_columns_of(const std::string& table);
 
 /// The columns of `runs` after id, in insert order.
 inline constexpr const char* kRunColumns =

@@ -38,7 +38,8 @@ StoredRun stored_run_from_report(const Report& report, const RunContext& context
   run.mode = report.run.mode;
   run.fingerprint = report.run.fingerprint;
   run.source = std::move(source);
-  run.content_hash = content_hash(to_json(report));
+  // The commit too: the same report filed at the same commit is one run.
+  run.content_hash = content_hash(to_json(report) + '\0' + context.commit);
   run.results.reserve(report.tests.size());
   for (const TestRecord& test : report.tests) {
     StoredResult result;

@@ -68,8 +68,8 @@ std::string content_hash(std::string_view text);
 
 /// A report as a run to store: every record's metrics, verdict, mode and
 /// baseline noise band; the run's binary, mode and fingerprint; the content
-/// hash of its JSON (to_json()), so the same report is one run whichever
-/// file it came from. Pure.
+/// hash of its JSON (to_json()) and the commit, so the same report at the
+/// same commit is one run whichever file it came from. Pure.
 StoredRun stored_run_from_report(const Report& report, const RunContext& context, std::string source);
 
 /// A baseline file's version as a run to store (verdict "baseline"), keyed
