@@ -238,13 +238,13 @@ class PostgresStore final : public HistoryStore {
     names.erase(
         std::unique(names.begin(), names.end(), [](const std::string* a, const std::string* b) { return *a == *b; }),
         names.end());
-    if (auto ok = run("INSERT INTO tests (binary, name) SELECT $1, n FROM unnest($2::text[]) AS n ORDER BY n ON "
+    if (auto ok = run("INSERT INTO tests (binary_name, name) SELECT $1, n FROM unnest($2::text[]) AS n ORDER BY n ON "
                       "CONFLICT DO NOTHING",
                       {stored.binary, text_array(names)}, PGRES_COMMAND_OK, doing);
         !ok) {
       return fail(ok.error());
     }
-    auto ids = run("SELECT id, name FROM tests WHERE binary = $1", {stored.binary}, PGRES_TUPLES_OK, doing);
+    auto ids = run("SELECT id, name FROM tests WHERE binary_name = $1", {stored.binary}, PGRES_TUPLES_OK, doing);
     if (!ids) return fail(ids.error());
     std::map<std::string, std::string, std::less<>> test_ids;
     for (int i = 0; i < PQntuples(ids->get()); ++i)
@@ -298,8 +298,8 @@ class PostgresStore final : public HistoryStore {
 
   Result<std::vector<RunRow>> runs(const HistoryQuery& query) override {
     auto selected =
-        run("SELECT id, commit_sha, branch, run_time, job, binary, source FROM runs WHERE ($1 = '' OR "
-            "branch = $1) AND ($2 = '' OR run_time >= $2) AND ($3 = '' OR binary = $3) ORDER BY "
+        run("SELECT id, commit_sha, branch, run_time, job, binary_name, source FROM runs WHERE ($1 = '' OR "
+            "branch = $1) AND ($2 = '' OR run_time >= $2) AND ($3 = '' OR binary_name = $3) ORDER BY "
             "run_time, id",
             {query.branch, query.since, query.binary}, PGRES_TUPLES_OK, "reading runs");
     if (!selected) return fail(selected.error());
@@ -317,10 +317,11 @@ class PostgresStore final : public HistoryStore {
   }
 
   Result<void> for_each_point(const HistoryQuery& query, const std::function<void(const PointRow&)>& each) override {
-    const std::string sql = "SELECT r.run_id, t.binary, t.name, " + result_columns_of("r") +
-                            " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id WHERE "
-                            "($1 = '' OR u.branch = $1) AND ($2 = '' OR u.run_time >= $2) AND ($3 = '' OR t.binary "
-                            "= $3) ORDER BY r.test_id";
+    const std::string sql =
+        "SELECT r.run_id, t.binary_name, t.name, " + result_columns_of("r") +
+        " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id WHERE "
+        "($1 = '' OR u.branch = $1) AND ($2 = '' OR u.run_time >= $2) AND ($3 = '' OR t.binary_name "
+        "= $3) ORDER BY r.test_id";
     const char* values[3] = {query.branch.c_str(), query.since.c_str(), query.binary.c_str()};
     if (PQsendQueryParams(conn_, sql.c_str(), 3, nullptr, values, nullptr, nullptr, 0) != 1) {
       return fail(error(nullptr, "reading results"));

@@ -210,14 +210,15 @@ class SqliteStore final : public HistoryStore {
 
     std::map<std::string, std::int64_t, std::less<>> test_ids;
     Statement tests;
-    if (auto ok = prepare(tests, "SELECT id, name FROM tests WHERE binary = ?", doing); !ok) return fail(ok.error());
+    if (auto ok = prepare(tests, "SELECT id, name FROM tests WHERE binary_name = ?", doing); !ok)
+      return fail(ok.error());
     tests.bind(1, run.binary);
     while ((rc = sqlite3_step(tests.get())) == SQLITE_ROW) test_ids.emplace(tests.text(1), tests.integer(0));
     if (rc != SQLITE_DONE) return fail(error(rc, doing));
 
     Statement insert_test;
     Statement insert_result;
-    if (auto ok = prepare(insert_test, "INSERT INTO tests (binary, name) VALUES (?, ?)", doing); !ok) {
+    if (auto ok = prepare(insert_test, "INSERT INTO tests (binary_name, name) VALUES (?, ?)", doing); !ok) {
       return fail(ok.error());
     }
     std::string placeholders = "?, ?";
@@ -261,11 +262,12 @@ class SqliteStore final : public HistoryStore {
 
   Result<std::vector<RunRow>> runs(const HistoryQuery& query) override {
     Statement select;
-    if (auto ok = prepare(select,
-                          "SELECT id, commit_sha, branch, run_time, job, binary, source FROM runs WHERE (?1 = '' OR "
-                          "branch = ?1) AND (?2 = '' OR run_time >= ?2) AND (?3 = '' OR binary = ?3) ORDER BY "
-                          "run_time, id",
-                          "reading runs");
+    if (auto ok =
+            prepare(select,
+                    "SELECT id, commit_sha, branch, run_time, job, binary_name, source FROM runs WHERE (?1 = '' OR "
+                    "branch = ?1) AND (?2 = '' OR run_time >= ?2) AND (?3 = '' OR binary_name = ?3) ORDER BY "
+                    "run_time, id",
+                    "reading runs");
         !ok) {
       return fail(ok.error());
     }
@@ -289,10 +291,10 @@ class SqliteStore final : public HistoryStore {
   Result<void> for_each_point(const HistoryQuery& query, const std::function<void(const PointRow&)>& each) override {
     Statement select;
     if (auto ok = prepare(select,
-                          "SELECT r.run_id, t.binary, t.name, " + result_columns_of("r") +
+                          "SELECT r.run_id, t.binary_name, t.name, " + result_columns_of("r") +
                               " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id "
                               "WHERE (?1 = '' OR u.branch = ?1) AND (?2 = '' OR u.run_time >= ?2) AND (?3 = '' OR "
-                              "t.binary = ?3) ORDER BY r.test_id",
+                              "t.binary_name = ?3) ORDER BY r.test_id",
                           "reading results");
         !ok) {
       return fail(ok.error());

@@ -31,10 +31,10 @@ std::vector<std::string> schema_statements(Dialect dialect) {
       "CREATE TABLE schema_version (version INTEGER NOT NULL)",
       "CREATE TABLE runs (id " + id +
           ", content_hash TEXT NOT NULL UNIQUE, commit_sha TEXT NOT NULL, branch TEXT NOT NULL, "
-          "run_time TEXT NOT NULL, job TEXT NOT NULL, binary TEXT NOT NULL, mode TEXT NOT NULL, "
+          "run_time TEXT NOT NULL, job TEXT NOT NULL, binary_name TEXT NOT NULL, mode TEXT NOT NULL, "
           "fingerprint TEXT NOT NULL, source TEXT NOT NULL, added_at TEXT NOT NULL)",
       "CREATE INDEX runs_by_time ON runs (run_time, id)",
-      "CREATE TABLE tests (id " + id + ", binary TEXT NOT NULL, name TEXT NOT NULL, UNIQUE (binary, name))",
+      "CREATE TABLE tests (id " + id + ", binary_name TEXT NOT NULL, name TEXT NOT NULL, UNIQUE (binary_name, name))",
       results,
       "INSERT INTO schema_version (version) VALUES (" + std::to_string(kHistorySchemaVersion) + ")",
   };

@@ -35,7 +35,7 @@ std::string result_columns_of(const std::string& table);
 
 /// The columns of `runs` after id, in insert order.
 inline constexpr const char* kRunColumns =
-    "content_hash, commit_sha, branch, run_time, job, binary, mode, fingerprint, source, added_at";
+    "content_hash, commit_sha, branch, run_time, job, binary_name, mode, fingerprint, source, added_at";
 inline constexpr int kRunColumnCount = 10;
 
 /// SQL's integers are signed 64-bit: counts beyond are stored as the largest.
