@@ -63,6 +63,12 @@ int run_history_add(const AddOptions& options) {
       continue;
     }
     auto report = read_report(path);
+    if (!report && report.error().code == ErrorCode::parse_error) {
+      return bad_input(make_error(ErrorCode::parse_error, report.error().where,
+                                  "not a heapgate report (" + report.error().what + "); nothing was added",
+                                  "give the reports heapgate run writes (its --report directory) or a test binary's "
+                                  "--heapgate_report files"));
+    }
     if (!report) return bad_input(report.error());
     runs.push_back(stored_run_from_report(*report, context, path));
   }
