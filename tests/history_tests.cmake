@@ -15,11 +15,12 @@ set(_history_cli "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
 heapgate_add_test(change_points_test SOURCES history/change_points_test.cpp LIBRARIES heapgate::history
   LABELS history)
 
+# e2e: these run the real heapgate (and Chromium), so not in the quick `unit` label.
 heapgate_add_test(history_sqlite_test SOURCES history/history_sqlite_test.cpp
   LIBRARIES heapgate::history SQLite::SQLite3
-  DEFINITIONS ${_history_cli}
-  LABELS history)
-add_dependencies(history_sqlite_test heapgate_cli)
+  DEFINITIONS ${_history_cli} "HEAPGATE_SAMPLE_SUITE=\"$<TARGET_FILE:sample_suite>\""
+  LABELS history e2e)
+add_dependencies(history_sqlite_test heapgate_cli sample_suite)
 
 # Chromium, as the HTML report's test finds it (flamegraph_tests.cmake).
 if(HEAPGATE_CHROMIUM)
@@ -30,7 +31,7 @@ endif()
 heapgate_add_test(history_pages_test SOURCES history/history_pages_test.cpp
   LIBRARIES heapgate::history
   DEFINITIONS ${_history_cli} "HEAPGATE_CHROMIUM=\"${_history_chromium}\""
-  LABELS history)
+  LABELS history e2e)
 add_dependencies(history_pages_test heapgate_cli)
 
 # The binaries that need a PostgreSQL server run whole, as one ctest entry

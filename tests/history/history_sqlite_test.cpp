@@ -257,5 +257,41 @@ TEST(HistorySqlite, ImportGitStoresEachCommittedBaselineVersionAtItsCommit) {
   EXPECT_NE(again.stderr_text.find("0 stored, 3 already there"), std::string::npos) << again.stderr_text;
 }
 
+TEST(HistorySqlite, RunWithHistoryAddsTheMergedReportWithItsCiContext) {
+  const std::string dir = testing::make_temp_dir();
+  const std::string db = dir + "/history.db";
+  sys::ProcessOptions options;
+  options.unset_env = testing::suite_unset_env();
+  options.unset_env.insert(options.unset_env.end(), testing::kHistoryCleanEnvironment.begin(),
+                           testing::kHistoryCleanEnvironment.end());
+  options.extra_env = {"GITHUB_SHA=5eed5eed", "GITHUB_REF_NAME=main", "GITHUB_RUN_ID=99", "GITHUB_JOB=gate"};
+  options.timeout = std::chrono::minutes(2);
+  auto ran = sys::run_process(
+      {HEAPGATE_CLI_PATH, "run", "--history", db, "--baselines", dir + "/baselines", "--report", dir + "/report",
+       "--progress", "none", "-j", "2", "--", HEAPGATE_SAMPLE_SUITE, "--gtest_filter=Sample.Clean:Sample.Counted"},
+      options);
+  ASSERT_TRUE(ran) << ran.error().message();
+  ASSERT_EQ(ran->exit_code, 0) << ran->stdout_text << ran->stderr_text;
+  EXPECT_NE(ran->stderr_text.find("heapgate history: stored " + dir +
+                                  "/report/sample_suite.json (sample_suite, 2 "
+                                  "tests) as run 1 at 5eed5eed on main in " +
+                                  db),
+            std::string::npos)
+      << ran->stderr_text;
+  auto store = open_history(db, HistoryOpenOptions{});
+  ASSERT_TRUE(store) << store.error().message();
+  auto runs = (*store)->runs({});
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 1u);
+  EXPECT_EQ((*runs)[0].context.commit, "5eed5eed");
+  EXPECT_EQ((*runs)[0].context.branch, "main");
+  EXPECT_EQ((*runs)[0].context.job, "99/gate");
+  std::map<std::string, PointRow> points;
+  ASSERT_TRUE((*store)->for_each_point({}, [&](const PointRow& p) { points[p.test] = p; }));
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_EQ(points["Sample.Clean"].verdict, "new");
+  EXPECT_GE(points["Sample.Counted"].metrics.allocations, 7u);
+}
+
 }  // namespace
 }  // namespace heapgate
