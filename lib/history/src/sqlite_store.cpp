@@ -304,7 +304,7 @@ class SqliteStore final : public HistoryStore {
     select.bind(3, query.binary);
     int rc;
     PointRow row;
-    std::int64_t last_test = -1;
+    bool first = true;
     bool selected = true;
     while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
       row.run_id = select.integer(0);
@@ -312,11 +312,11 @@ class SqliteStore final : public HistoryStore {
       const unsigned char* name = sqlite3_column_text(select.get(), 2);
       const std::string_view name_view(reinterpret_cast<const char*>(name),
                                        static_cast<std::size_t>(sqlite3_column_bytes(select.get(), 2)));
-      if (name_view != row.test || select.text(1) != row.binary || last_test < 0) {
+      if (first || name_view != row.test || select.text(1) != row.binary) {
         row.binary = select.text(1);
         row.test = std::string(name_view);
         selected = query.test_glob.empty() || glob_match(query.test_glob, row.test);
-        last_test = 0;
+        first = false;
       }
       if (!selected) continue;
       row.verdict = select.text(3);
