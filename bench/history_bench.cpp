@@ -183,12 +183,14 @@ int main(int argc, char** argv) {
         best_of_3([&] { return page_load_seconds(chromium, pages.dir + "/tests/0.html", home); }),
         best_of_3([&] { return page_load_seconds(chromium, pages.dir + "/runs.html", home); }));
   }
-  // A 5,000-test report added to the large store.
+  // A 5,000-test report of the same binary added to the large store: its
+  // first 2,000 tests have a point at every commit already, so their rows
+  // go into the middle of the results' key, the slow case.
   store = open_history(db, options);
   if (!store) return 2;
   std::vector<double> times;
   for (std::size_t c = 0; c < 3; ++c) {
-    const StoredRun run = run_of(commits + c, 5000, "big_test");
+    const StoredRun run = run_of(commits + c, 5000, "suite_test");
     const auto add_start = Clock::now();
     if (!(*store)->add(run)) return 2;
     times.push_back(seconds_since(add_start));
