@@ -148,6 +148,10 @@ TEST_F(HistoryBadInputs, H04_ReadOnlyLocation) {
                                       ": opening the store for writing: cannot write here (unable to open database "
                                       "file); nothing was written; fix: give --history a path in a directory you can "
                                       "write to");
+  // Reading still works: a read-only store is read as immutable.
+  const sys::ProcessResult shown = heapgate({"history", "show", "--history", db});
+  EXPECT_EQ(shown.exit_code, 0) << shown.stderr_text;
+  EXPECT_NE(shown.stdout_text.find("Suite0.Test2 (t), allocations"), std::string::npos) << shown.stdout_text;
   if (root) {
     // A WAL database is read with its -shm file, which a read-only file system cannot hold.
     ASSERT_EQ(::mount("tmpfs", mounted.c_str(), "tmpfs", MS_REMOUNT, "size=4m"), 0) << std::strerror(errno);

@@ -7,6 +7,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <map>
 #include <utility>
 
@@ -346,6 +347,28 @@ class SqliteStore final : public HistoryStore {
   std::chrono::milliseconds lock_timeout_;
 };
 
+// `path` as a read-only, immutable URI: no lock, no -shm, no -wal.
+Result<std::unique_ptr<HistoryStore>> open_immutable(const std::string& path, const HistoryOpenOptions& options) {
+  std::string uri = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02x", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?immutable=1";
+  sqlite3* db = nullptr;
+  const int rc =
+      sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  auto store = std::make_unique<SqliteStore>(path, db, options.lock_timeout);
+  if (rc != SQLITE_OK) return fail(store->error(rc, "opening the store"));
+  if (auto ok = store->check_for_reading(); !ok) return fail(ok.error());
+  return std::unique_ptr<HistoryStore>(std::move(store));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<HistoryStore>> open_sqlite_history(const std::string& path, const HistoryOpenOptions& options) {
@@ -373,7 +396,11 @@ Result<std::unique_ptr<HistoryStore>> open_sqlite_history(const std::string& pat
     }
     if (auto ok = store->prepare_schema(); !ok) return fail(ok.error());
   } else if (auto ok = store->check_for_reading(); !ok) {
-    return fail(ok.error());
+    // A WAL database on read-only media (a mounted CI artifact) cannot get
+    // its -shm file; read it as immutable instead, as SQLite documents.
+    auto immutable = open_immutable(path, options);
+    if (!immutable) return fail(ok.error());
+    return immutable;
   }
   return std::unique_ptr<HistoryStore>(std::move(store));
 }
