@@ -12,71 +12,11 @@
 #include <utility>
 
 #include "heapgate/sys.h"
+#include "sqlite_statement.h"
 #include "store_schema.h"
 
 namespace heapgate::detail {
 namespace {
-
-// What went wrong, named for the person who has to fix it.
-Error sqlite_error(const std::string& path, int rc, sqlite3* db, const std::string& doing,
-                   std::chrono::milliseconds lock_timeout) {
-  const std::string said = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return make_error(ErrorCode::io_error, path,
-                        doing + ": another process held the store's lock for more than " +
-                            std::to_string(lock_timeout.count() / 1000.0).substr(0, 4) + " s (" + said +
-                            "); nothing was written",
-                        "run again when the other writer is done, or wait longer with --lock-timeout SECONDS");
-    case SQLITE_NOTADB:
-      return make_error(ErrorCode::io_error, path, "not a SQLite database (" + said + "); it was left as it is",
-                        "give --history the path of a heapgate history file, or a new path");
-    case SQLITE_CORRUPT:
-      return make_error(ErrorCode::io_error, path,
-                        doing + ": the database is corrupt (" + said + "); nothing was written",
-                        "restore the file from a backup, or start a new history at another path");
-    case SQLITE_READONLY:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PERM:
-    case SQLITE_AUTH:
-      return make_error(ErrorCode::io_error, path, doing + ": cannot write here (" + said + "); nothing was written",
-                        "give --history a path in a directory you can write to");
-    case SQLITE_FULL:
-      return make_error(ErrorCode::io_error, path, doing + ": the disk is full (" + said + "); nothing was written",
-                        "free space on its file system, or give --history another path");
-    default:
-      return make_error(ErrorCode::io_error, path, doing + ": " + said + " (SQLite error " + std::to_string(rc) + ")",
-                        "check the file; a new --history path starts a new store");
-  }
-}
-
-// A prepared statement, finalized when it goes.
-class Statement {
- public:
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt_); }
-  sqlite3_stmt** out() { return &stmt_; }
-  sqlite3_stmt* get() const { return stmt_; }
-  void bind(int i, const std::string& text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void bind(int i, std::int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
-  void bind_null(int i) { sqlite3_bind_null(stmt_, i); }
-  std::string text(int i) const {
-    const unsigned char* p = sqlite3_column_text(stmt_, i);
-    return p != nullptr
-               ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, i)))
-               : std::string();
-  }
-  std::int64_t integer(int i) const { return sqlite3_column_int64(stmt_, i); }
-  bool is_null(int i) const { return sqlite3_column_type(stmt_, i) == SQLITE_NULL; }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 class SqliteStore final : public HistoryStore {
  public:
