@@ -66,7 +66,7 @@ heapgate_history_server_test(history_bad_inputs_test)
 add_test(NAME history_bad_inputs_catalogue
   COMMAND ${CMAKE_COMMAND} -DDOC=${PROJECT_SOURCE_DIR}/docs/bad-inputs.md
           -DTESTS=${CMAKE_CURRENT_SOURCE_DIR}/history/history_bad_inputs_test.cpp -DPREFIX=H -DSUITE=HistoryBadInputs
-          -DMIN_ROWS=13 -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_inputs_catalogue_check.cmake)
+          -DMIN_ROWS=14 -P ${CMAKE_CURRENT_SOURCE_DIR}/e2e/bad_inputs_catalogue_check.cmake)
 set_tests_properties(history_bad_inputs_catalogue PROPERTIES LABELS "history;bad_inputs")
 
 unset(_history_pg_bin)

@@ -5,6 +5,7 @@
 // SQLite file or PostgreSQL server and checks the exit code, the message,
 // and that the store is unchanged. HISTORY_CAPTURE=1 prints what heapgate
 // said, to paste into a new row.
+#include <libpq-fe.h>
 #include <netinet/in.h>
 #include <sqlite3.h>
 #include <sys/mount.h>
@@ -284,6 +285,29 @@ TEST_F(HistoryBadInputs, H13_ImportGitOutsideACheckout) {
   ASSERT_TRUE(ran);
   expect_refused(*ran, "heapgate: baselines: git log failed: fatal: not a git repository ...");
   EXPECT_FALSE(sys::exists(dir_ + "/h.db"));
+}
+
+TEST_F(HistoryBadInputs, H14_PostgresqlLockedPastTheTimeout) {
+  testing::PostgresServer* server = testing::PostgresServer::shared();
+  ASSERT_NE(server, nullptr);
+  const std::string url = server->new_database("locked");
+  ASSERT_EQ(add(url, report_).exit_code, 0);
+  // Another writer holds the runs table for the whole of heapgate's wait.
+  std::unique_ptr<PGconn, decltype(&PQfinish)> holder(PQconnectdb(url.c_str()), &PQfinish);
+  ASSERT_EQ(PQstatus(holder.get()), CONNECTION_OK) << PQerrorMessage(holder.get());
+  PQclear(PQexec(holder.get(), "BEGIN"));
+  PQclear(PQexec(holder.get(), "LOCK TABLE runs IN ACCESS EXCLUSIVE MODE"));
+  const sys::ProcessResult r = add(url, other_, {"--lock-timeout", "0.5"});
+  PQclear(PQexec(holder.get(), "ROLLBACK"));
+  expect_refused(r, "heapgate: postgresql://heapgate:***@127.0.0.1:" + std::to_string(server->port()) + "/" +
+                        url.substr(url.rfind('/') + 1) + ": ...");
+  EXPECT_NE(r.stderr_text.find("another writer held a lock for longer than the lock timeout (ERROR:  canceling "
+                               "statement due to lock timeout); nothing was written; fix: run again when the other "
+                               "writer is done, or wait longer with --lock-timeout SECONDS"),
+            std::string::npos)
+      << r.stderr_text;
+  EXPECT_EQ(testing::query_value(url, "SELECT count(*) FROM runs"), "1");
+  EXPECT_EQ(testing::query_value(url, "SELECT count(*) FROM results"), "3");
 }
 
 }  // namespace
