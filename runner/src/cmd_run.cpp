@@ -253,7 +253,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "Run every heapgate-enabled binary of this CMake build directory's tests, once each");
   run->add_option("--history", options->history,
                   "Also add the merged reports to this history store (a SQLite file or a postgresql:// URL),\n"
-                  "with the commit, branch and CI job (heapgate history --help)");
+                  "with the commit, branch and CI job (heapgate history --help); --calibrate's runs are not added");
   run->add_option("--progress", options->progress, "auto: a live line on a terminal, plain lines otherwise")
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
       ->capture_default_str();

@@ -67,6 +67,8 @@ int run_calibration(const RunOptions& options) {
     once.calibrate = 0;
     once.report = options.report + "/calibrate-" + std::to_string(i);
     once.baselines = once.report + "/baselines";
+    // Runs that record a baseline are not a commit's measurement: not history.
+    once.history.clear();
     once.allow_unmeasured = true;
     // Call sites, explanations and each test alone once are enough: later
     // runs only count. None learns a test's spread in runs of its own: the
