@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -118,6 +119,31 @@ TEST(HistorySqlite, QueryFiltersByBranchTimeAndTestGlob) {
     ++points;
   }));
   EXPECT_EQ(points, 2u * 10u);  // Test50..Test59, in both runs
+}
+
+TEST(HistorySqlite, TrendHasOnePointPerCommitItsLastRunInCommitOrder) {
+  const std::string path = testing::make_temp_dir() + "/history.db";
+  auto store = open_for_writing(path);
+  ASSERT_TRUE(store);
+  // Added out of order, and c2 twice (a second job): the trend follows the
+  // commits' times and keeps c2's later run.
+  const std::vector<std::tuple<std::string, std::string, std::uint64_t>> adds = {{"c3", "2026-01-03T00:00:00Z", 30},
+                                                                                 {"c1", "2026-01-01T00:00:00Z", 10},
+                                                                                 {"c2", "2026-01-02T00:00:00Z", 20},
+                                                                                 {"c2", "2026-01-02T00:00:00Z", 25}};
+  for (const auto& [commit, time, value] : adds) {
+    ASSERT_TRUE((*store)->add(
+        stored_run_from_report(history_report("t", 1, value), {commit, "main", time, "j"}, commit + ".json")));
+  }
+  auto runs = (*store)->runs({});
+  ASSERT_TRUE(runs);
+  std::vector<std::string> seen;
+  ASSERT_TRUE(for_each_trend(**store, {}, *runs, [&](const TestTrend& trend) {
+    for (const TrendPoint& p : trend.points) {
+      seen.push_back((*runs)[p.run].context.commit + "=" + std::to_string(p.metrics.allocations));
+    }
+  }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"c1=10", "c2=25", "c3=30"}));
 }
 
 TEST(HistorySqlite, TwentyProcessesAddingAtOnceLoseNothingAndStoreDuplicatesOnce) {
