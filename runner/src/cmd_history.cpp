@@ -143,6 +143,8 @@ void add_query_options(CLI::App& command, ReadOptions& options) {
   command.add_option("--test", options.query.test_glob, "Only tests whose Suite.Test name matches this glob");
   command.add_option("--branch", options.query.branch, "Only runs of this branch");
   command.add_option("--since", options.query.since, "Only runs at or after this ISO-8601 time (2026-11, 2026-11-02)");
+  command.add_option("--until", options.query.until,
+                     "Only runs up to this ISO-8601 time, a prefix (2026-11 includes November)");
   command.add_option("--binary", options.query.binary, "Only this test binary");
   command
       .add_option("--confirm", options.confirm,

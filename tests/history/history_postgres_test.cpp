@@ -112,6 +112,14 @@ TEST_F(HistoryPostgres, AddThenShowThroughTheCommandLine) {
                                    "(2026-04-03T00:00:00Z), stable for 3 commits since"),
             std::string::npos)
       << shown.stdout_text;
+  // A range of commits: the store filters by time at both ends.
+  auto range = heapgate({"history", "show", "--history", url_, "--since", "2026-04-02", "--until", "2026-04-04"});
+  ASSERT_EQ(range.exit_code, 0) << range.stderr_text;
+  EXPECT_NE(range.stdout_text.find("feed001"), std::string::npos) << range.stdout_text;
+  EXPECT_NE(range.stdout_text.find("feed003"), std::string::npos) << range.stdout_text;
+  EXPECT_EQ(range.stdout_text.find("feed000"), std::string::npos) << range.stdout_text;
+  EXPECT_EQ(range.stdout_text.find("feed004"), std::string::npos) << range.stdout_text;
+  EXPECT_NE(range.stdout_text.find("change points (allocations):\n  none"), std::string::npos) << range.stdout_text;
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ TEST(HistorySqlite, SameReportIsStoredOnceWhateverItsPath) {
   EXPECT_EQ(sqlite_value(path, "SELECT count(*) FROM results"), "5");
 }
 
-TEST(HistorySqlite, QueryFiltersByBranchTimeAndTestGlob) {
+TEST(HistorySqlite, QueryFiltersByBranchTimesAndTestGlob) {
   const std::string path = testing::make_temp_dir() + "/history.db";
   auto store = open_for_writing(path);
   ASSERT_TRUE(store);
@@ -111,6 +111,12 @@ TEST(HistorySqlite, QueryFiltersByBranchTimeAndTestGlob) {
   query.since = "2026-02";
   ASSERT_EQ((*store)->runs(query)->size(), 1u);
   EXPECT_EQ((*store)->runs(query)->front().context.commit, "c2");
+  query = {};
+  query.until = "2026-01";
+  ASSERT_EQ((*store)->runs(query)->size(), 1u);
+  EXPECT_EQ((*store)->runs(query)->front().context.commit, "c1");
+  query.until = "2026-02-01";
+  EXPECT_EQ((*store)->runs(query)->size(), 2u);
   query = {};
   query.test_glob = "Suite1.Test5?";
   std::size_t points = 0;

@@ -297,11 +297,9 @@ class PostgresStore final : public HistoryStore {
   }
 
   Result<std::vector<RunRow>> runs(const HistoryQuery& query) override {
-    auto selected =
-        run("SELECT id, commit_sha, branch, run_time, job, binary_name, source FROM runs WHERE ($1 = '' OR "
-            "branch = $1) AND ($2 = '' OR run_time >= $2) AND ($3 = '' OR binary_name = $3) ORDER BY "
-            "run_time, id",
-            {query.branch, query.since, query.binary}, PGRES_TUPLES_OK, "reading runs");
+    auto selected = run("SELECT id, commit_sha, branch, run_time, job, binary_name, source FROM runs WHERE " +
+                            query_conditions(Dialect::postgresql, "runs", "runs") + " ORDER BY run_time, id",
+                        {query.branch, query.since, query.binary, query.until}, PGRES_TUPLES_OK, "reading runs");
     if (!selected) return fail(selected.error());
     std::vector<RunRow> rows;
     const PGresult* r = selected->get();
@@ -317,13 +315,11 @@ class PostgresStore final : public HistoryStore {
   }
 
   Result<void> for_each_point(const HistoryQuery& query, const std::function<void(const PointRow&)>& each) override {
-    const std::string sql =
-        "SELECT r.run_id, t.binary_name, t.name, " + result_columns_of("r") +
-        " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id WHERE "
-        "($1 = '' OR u.branch = $1) AND ($2 = '' OR u.run_time >= $2) AND ($3 = '' OR t.binary_name "
-        "= $3) ORDER BY r.test_id";
-    const char* values[3] = {query.branch.c_str(), query.since.c_str(), query.binary.c_str()};
-    if (PQsendQueryParams(conn_, sql.c_str(), 3, nullptr, values, nullptr, nullptr, 0) != 1) {
+    const std::string sql = "SELECT r.run_id, t.binary_name, t.name, " + result_columns_of("r") +
+                            " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id WHERE " +
+                            query_conditions(Dialect::postgresql, "u", "t") + " ORDER BY r.test_id";
+    const char* values[4] = {query.branch.c_str(), query.since.c_str(), query.binary.c_str(), query.until.c_str()};
+    if (PQsendQueryParams(conn_, sql.c_str(), 4, nullptr, values, nullptr, nullptr, 0) != 1) {
       return fail(error(nullptr, "reading results"));
     }
     // One row at a time: a large history is never held whole.

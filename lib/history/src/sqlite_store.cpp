@@ -203,18 +203,17 @@ class SqliteStore final : public HistoryStore {
 
   Result<std::vector<RunRow>> runs(const HistoryQuery& query) override {
     Statement select;
-    if (auto ok =
-            prepare(select,
-                    "SELECT id, commit_sha, branch, run_time, job, binary_name, source FROM runs WHERE (?1 = '' OR "
-                    "branch = ?1) AND (?2 = '' OR run_time >= ?2) AND (?3 = '' OR binary_name = ?3) ORDER BY "
-                    "run_time, id",
-                    "reading runs");
+    if (auto ok = prepare(select,
+                          "SELECT id, commit_sha, branch, run_time, job, binary_name, source FROM runs WHERE " +
+                              query_conditions(Dialect::sqlite, "runs", "runs") + " ORDER BY run_time, id",
+                          "reading runs");
         !ok) {
       return fail(ok.error());
     }
     select.bind(1, query.branch);
     select.bind(2, query.since);
     select.bind(3, query.binary);
+    select.bind(4, query.until);
     std::vector<RunRow> rows;
     int rc;
     while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
@@ -234,8 +233,8 @@ class SqliteStore final : public HistoryStore {
     if (auto ok = prepare(select,
                           "SELECT r.run_id, t.binary_name, t.name, " + result_columns_of("r") +
                               " FROM results r JOIN tests t ON t.id = r.test_id JOIN runs u ON u.id = r.run_id "
-                              "WHERE (?1 = '' OR u.branch = ?1) AND (?2 = '' OR u.run_time >= ?2) AND (?3 = '' OR "
-                              "t.binary_name = ?3) ORDER BY r.test_id",
+                              "WHERE " +
+                              query_conditions(Dialect::sqlite, "u", "t") + " ORDER BY r.test_id",
                           "reading results");
         !ok) {
       return fail(ok.error());
@@ -243,6 +242,7 @@ class SqliteStore final : public HistoryStore {
     select.bind(1, query.branch);
     select.bind(2, query.since);
     select.bind(3, query.binary);
+    select.bind(4, query.until);
     int rc;
     PointRow row;
     bool first = true;

@@ -49,6 +49,14 @@ std::string result_columns_of(const std::string& table) {
   return out;
 }
 
+std::string query_conditions(Dialect dialect, const std::string& runs, const std::string& binaries) {
+  auto p = [dialect](int n) { return (dialect == Dialect::sqlite ? "?" : "$") + std::to_string(n); };
+  // `until` as a prefix: "2026-11" takes in the whole of November.
+  return "(" + p(1) + " = '' OR " + runs + ".branch = " + p(1) + ") AND (" + p(2) + " = '' OR " + runs +
+         ".run_time >= " + p(2) + ") AND (" + p(3) + " = '' OR " + binaries + ".binary_name = " + p(3) + ") AND (" +
+         p(4) + " = '' OR substr(" + runs + ".run_time, 1, length(" + p(4) + ")) <= " + p(4) + ")";
+}
+
 std::vector<std::string> migration_statements(Dialect, int) { return {}; }
 
 std::int64_t to_db(std::uint64_t value) noexcept {

@@ -38,6 +38,11 @@ inline constexpr const char* kRunColumns =
     "content_hash, commit_sha, branch, run_time, job, binary_name, mode, fingerprint, source, added_at";
 inline constexpr int kRunColumnCount = 10;
 
+/// The WHERE conditions of a HistoryQuery (but its test glob) on the runs
+/// table named `runs` and the table named `binaries` that has binary_name:
+/// parameters 1 to 4 are the branch, since, binary and until, "" for any.
+std::string query_conditions(Dialect dialect, const std::string& runs, const std::string& binaries);
+
 /// SQL's integers are signed 64-bit: counts beyond are stored as the largest.
 std::int64_t to_db(std::uint64_t value) noexcept;
 std::uint64_t from_db(std::int64_t value) noexcept;

@@ -94,6 +94,9 @@ struct HistoryQuery {
   std::string branch;
   /// Runs at or after this ISO-8601 time (a prefix such as "2026-11" works).
   std::string since;
+  /// Runs at or before this ISO-8601 time, taken as a prefix: "2026-11"
+  /// includes all of November.
+  std::string until;
   std::string binary;
 };
 
