@@ -74,6 +74,7 @@ void die_with_parent() {
 
 PluginRun::PluginRun(Options options) : options_(std::move(options)), role_(role_of(options_)) {
   if (role_ == ProcessRole::rerun_child) die_with_parent();
+  if (options_.call_sites_only) detail::limit_stack_depth(kCallSiteFrames);
   binary_path_ = sys::self_exe_path().value_or("");
   binary_name_ = base_name(binary_path_);
   keeper_ = ProfileKeeper(keep_dir_of(options_, role_, binary_name_));

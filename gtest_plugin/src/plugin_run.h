@@ -22,6 +22,11 @@
 namespace heapgate::gtest {
 
 /// Which of a gated run's processes this is. Each role has its own file.
+/// The innermost frames the exact run that records call sites keeps of each
+/// stack (detail::limit_stack_depth()): a site is a stack's innermost frame
+/// of the program's own, well within them.
+inline constexpr int kCallSiteFrames = 48;
+
 /// Set in the environment of a child that runs beside this process's tests
 /// (RerunExplainer::start_call_sites()) to this process's id: the child ends
 /// when this process does, instead of re-running the suite as an orphan.

@@ -27,6 +27,8 @@ namespace {
 
 // jemalloc keeps at most 128 frames of a stack (PROF_BT_MAX); so does this.
 constexpr int kMaxFrames = 128;
+// limit_stack_depth(): the innermost frames a stack keeps, at most kMaxFrames.
+std::atomic<int> g_depth_limit{kMaxFrames};
 // The counting's own frames (this file's, alloc_counting.cpp's and the entry
 // point's or hook's) come first.
 constexpr int kOwnFramesSearched = 8;
@@ -609,6 +611,10 @@ bool begin_stack_capture() noexcept {
 
 void end_stack_capture() noexcept { g_capturing.store(false, std::memory_order_release); }
 
+void limit_stack_depth(int frames) noexcept {
+  g_depth_limit.store(std::clamp(frames, 1, kMaxFrames), std::memory_order_relaxed);
+}
+
 void clear_stack_capture() noexcept {
   Locked lock(g_pointers);
   clear_locked();
@@ -675,9 +681,9 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
     // libunwind allocates a little on a thread's first unwind (its per-thread
     // cache); jemalloc calls the hooks for it again: heapgate's cost, not the test's.
     HookSuppressor suppress;
-    got = g_walk.load(std::memory_order_relaxed) ? walk_stack(frames, kMaxFrames + kOwnFramesSearched, walk, &hashes)
-                                                 : -1;
-    if (got < 0) got = g_backtrace.load(std::memory_order_relaxed)(frames, kMaxFrames + kOwnFramesSearched);
+    const int limit = g_depth_limit.load(std::memory_order_relaxed) + kOwnFramesSearched;
+    got = g_walk.load(std::memory_order_relaxed) ? walk_stack(frames, limit, walk, &hashes) : -1;
+    if (got < 0) got = g_backtrace.load(std::memory_order_relaxed)(frames, limit);
   }
   int first = 0;
   for (int i = 0; i < got && i < kOwnFramesSearched; ++i) {
@@ -686,7 +692,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
       break;
     }
   }
-  const int depth = std::min(got - first, kMaxFrames);
+  const int depth = std::min(got - first, g_depth_limit.load(std::memory_order_relaxed));
   if (depth <= 0) return;
   // The walk hashed the whole stack from each of its first frames; a stack
   // cut at kMaxFrames is hashed as cut.
