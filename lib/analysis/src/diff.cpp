@@ -205,8 +205,15 @@ std::vector<StackSample> top_stacks(const ProfileDiff& diff, std::size_t limit) 
     return a->delta.accum_objects > b->delta.accum_objects;
   });
   std::vector<const StackDelta*> chosen;
+  // By index, not by searching `chosen`: with no limit (every call site of a
+  // test) a search made this quadratic in the stacks, minutes for 100,000.
+  std::vector<bool> taken(diff.entries.size(), false);
   auto take = [&](const StackDelta* e) {
-    if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+    const auto i = static_cast<std::size_t>(e - diff.entries.data());
+    if (!taken[i]) {
+      taken[i] = true;
+      chosen.push_back(e);
+    }
   };
   for (std::size_t i = 0; i < diff.entries.size() && i < limit; ++i) take(&diff.entries[i]);
   for (std::size_t i = 0; i < by_count.size() && i < limit; ++i) take(by_count[i]);
