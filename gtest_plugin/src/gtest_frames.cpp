@@ -6,6 +6,7 @@
 #include <string>
 
 #include "heapgate/frame_text.h"
+#include "heapgate/gate.h"
 #include "heapgate/normalize.h"
 
 namespace heapgate::gtest {
@@ -44,6 +45,16 @@ bool is_gtest_overhead(const StackSample& stack) {
   // Only framework frames, or a chain of default constructors that ends in
   // the generated test class.
   return !constructors || generated;
+}
+
+std::size_t frames_deciding_call_site(const std::vector<FrameName>& frames) {
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    const std::string function = split_frame(frames[i].str()).function;
+    if (function != kFrameworkOnlyFrame && !is_library_frame(function) && !is_default_constructor(function)) {
+      return i + 1;
+    }
+  }
+  return frames.size();
 }
 
 std::vector<StackSample> without_gtest_overhead(std::vector<StackSample> stacks) {

@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "heapgate/frame_name.h"
+
 #include "heapgate/stack_sample.h"
 
 namespace heapgate::gtest {
@@ -21,6 +23,10 @@ namespace heapgate::gtest {
 /// in the generated `..._Test()` class. A stack with nothing left (no
 /// frames, or std:: frames only) is one too.
 bool is_gtest_overhead(const StackSample& stack);
+/// How many of `frames` (innermost first) is_gtest_overhead() and
+/// call_sites_of() read: through the first frame of the program's own that is
+/// not a default constructor (both have decided there), or all of them.
+std::size_t frames_deciding_call_site(const std::vector<FrameName>& frames);
 
 /// `stacks` without those is_gtest_overhead() holds, in their order.
 std::vector<StackSample> without_gtest_overhead(std::vector<StackSample> stacks);

@@ -16,17 +16,6 @@ namespace {
 
 // The standard library's and the allocator's frames: an allocation is charged
 // to the code that asked for it, so a std::vector growing in parse() is parse()'s.
-bool is_library_frame(const std::string& function) {
-  for (const char* prefix : {"std::", "__gnu_cxx::", "operator new", "operator delete", "__cxx"}) {
-    if (function.rfind(prefix, 0) == 0) return true;
-  }
-  // The C allocation functions, where a stack (jeprof's, a hand-made one) still has them.
-  for (const char* name :
-       {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "valloc", "strdup", "strndup"}) {
-    if (function == name) return true;
-  }
-  return false;
-}
 
 std::string signed_count(std::int64_t v) { return (v >= 0 ? "+" : "") + std::to_string(v); }
 
@@ -40,6 +29,18 @@ std::string describe_change(const CallSiteChange& c, const std::string& threads 
 }
 
 }  // namespace
+
+bool is_library_frame(const std::string& function) {
+  for (const char* prefix : {"std::", "__gnu_cxx::", "operator new", "operator delete", "__cxx"}) {
+    if (function.rfind(prefix, 0) == 0) return true;
+  }
+  // The C allocation functions, where a stack (jeprof's, a hand-made one) still has them.
+  for (const char* name :
+       {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "valloc", "strdup", "strndup"}) {
+    if (function == name) return true;
+  }
+  return false;
+}
 
 std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit) {
   // Keyed by line: a function that allocates on several lines has a site for

@@ -333,6 +333,9 @@ std::vector<StackSample> explaining_stacks(std::vector<StackSample> stacks, Verd
 /// `limit` by bytes are kept, by allocations descending. Stacks without frames count for nothing; stacks a test
 /// framework makes for every test are the caller's to leave out (the GoogleTest plugin does).
 std::vector<CallSite> call_sites_of(const std::vector<StackSample>& stacks, std::size_t limit = 8);
+/// A frame's function that call_sites_of() looks through (std::, __gnu_cxx::,
+/// operator new and delete, __cxx, the C allocation functions).
+bool is_library_frame(const std::string& function);
 
 /// How one call site changed between a baseline and this run.
 struct CallSiteChange {
