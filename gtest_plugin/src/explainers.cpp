@@ -99,8 +99,6 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
 
 namespace {
 
-std::string samples_child_flag(int runs) { return "--heapgate_internal_samples=" + std::to_string(runs); }
-
 // The flags of the exact child that records call sites.
 constexpr const char* kCallSitesChildFlag = "--heapgate_internal_child=1";
 const std::vector<std::string> kCallSitesMoreFlags = {"--heapgate_internal_call_sites=1"};
@@ -140,48 +138,31 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::
   return recorded_call_sites(*report, outcome, budget);
 }
 
-Result<RerunExplainer::StartedChildren> RerunExplainer::start_children(ChildRun run) {
-  // It dies with this process: a run that crashes or exits early leaves no
-  // orphan re-running the suite.
-  run.process.extra_env.push_back(std::string(kDieWithParentVariable) + "=" + std::to_string(::getpid()));
-  auto started = sys::start_process(run.argv, run.process, run.dir + "/stderr.txt");
-  if (!started) return fail(started.error());
-  return StartedChildren{std::move(run), *started};
-}
-
-Result<Report> RerunExplainer::finish_children(const StartedChildren& started, std::chrono::seconds budget,
-                                               sys::ProcessResult* outcome) {
-  const sys::ProcessResult ended = sys::wait_for_process(started.process, budget);
-  if (outcome != nullptr) *outcome = ended;
-  return read_children_report(started.run, ended);
-}
-
-Result<RerunExplainer::StartedChildren> RerunExplainer::start_call_sites(const std::string& filter, bool keep_shard) {
+Result<RerunExplainer::StartedCallSites> RerunExplainer::start_call_sites(const std::string& filter, bool keep_shard) {
   auto run = prepare_children(filter, Mode::exact, 1, kCallSitesChildFlag, keep_shard, kCallSitesMoreFlags);
   if (!run) return fail(run.error());
-  return start_children(std::move(*run));
+  // It dies with this process: a run that crashes or exits early leaves no
+  // orphan re-running the suite.
+  run->process.extra_env.push_back(std::string(kDieWithParentVariable) + "=" + std::to_string(::getpid()));
+  auto started = sys::start_process(run->argv, run->process, run->dir + "/stderr.txt");
+  if (!started) return fail(started.error());
+  return StartedCallSites{std::move(*run), *started};
 }
 
-Result<RerunExplainer::RecordedCallSites> RerunExplainer::finish_call_sites(const StartedChildren& started,
+Result<RerunExplainer::RecordedCallSites> RerunExplainer::finish_call_sites(const StartedCallSites& started,
                                                                             std::chrono::seconds budget) {
-  sys::ProcessResult outcome;
-  auto report = finish_children(started, budget, &outcome);
+  const sys::ProcessResult outcome = sys::wait_for_process(started.process, budget);
+  auto report = read_children_report(started.run, outcome);
   if (!report) return fail(report.error());
   return recorded_call_sites(*report, outcome, budget);
-}
-
-Result<RerunExplainer::StartedChildren> RerunExplainer::start_samples(const std::string& filter, bool keep_shard,
-                                                                      int runs) {
-  auto run = prepare_children(filter, Mode::counters, runs, samples_child_flag(runs), keep_shard, {});
-  if (!run) return fail(run.error());
-  return start_children(std::move(*run));
 }
 
 Result<Report> RerunExplainer::samples(const std::string& filter, bool keep_shard, int runs,
                                        std::chrono::seconds budget, sys::ProcessResult* outcome) {
   // Counters: the counts are the same in every mode that measures exactly,
   // and the samples need no stacks.
-  return run_children_report(filter, Mode::counters, runs, samples_child_flag(runs), keep_shard, budget, outcome);
+  return run_children_report(filter, Mode::counters, runs, "--heapgate_internal_samples=" + std::to_string(runs),
+                             keep_shard, budget, outcome);
 }
 
 Result<LiveGrowth> RerunExplainer::growth(const std::string& test, int repetitions) {

@@ -119,35 +119,27 @@ class RerunExplainer : public Explainer {
     std::string report_path;
     Mode mode = Mode::exact;
   };
-  /// A child started now and taken later: it runs beside this process's own
-  /// tests, and no thread of this process waits for it meanwhile
-  /// (sys::start_process()). It ends with this process.
-  struct StartedChildren {
+  /// call_sites()'s child, started now and taken by finish_call_sites():
+  /// it runs beside this process's own tests, and no thread of this process
+  /// waits for it meanwhile (sys::start_process()).
+  struct StartedCallSites {
     ChildRun run;
     sys::StartedProcess process;
   };
-  /// call_sites()'s child, started now; finish_call_sites() takes it, waiting
-  /// at most `budget` more.
-  Result<StartedChildren> start_call_sites(const std::string& filter, bool keep_shard);
-  Result<RecordedCallSites> finish_call_sites(const StartedChildren& started, std::chrono::seconds budget);
+  Result<StartedCallSites> start_call_sites(const std::string& filter, bool keep_shard);
+  /// Waits at most `budget` more for a started call-sites child.
+  Result<RecordedCallSites> finish_call_sites(const StartedCallSites& started, std::chrono::seconds budget);
   /// Every test `filter` selects, run `runs` times more in one child,
   /// counting: the child's records, `runs` a test (fewer when it was cut
   /// short: `outcome` says how it ended). `keep_shard`: the child runs this
   /// shard's share of `filter`, as this process does.
   Result<Report> samples(const std::string& filter, bool keep_shard, int runs, std::chrono::seconds budget,
                          sys::ProcessResult* outcome);
-  /// samples()'s child, started now; finish_children() takes it.
-  Result<StartedChildren> start_samples(const std::string& filter, bool keep_shard, int runs);
-  /// Waits at most `budget` more for a started child and reads its report;
-  /// `outcome` says how it ended.
-  static Result<Report> finish_children(const StartedChildren& started, std::chrono::seconds budget,
-                                        sys::ProcessResult* outcome);
 
  private:
   // Runs the child and returns its record of `test`. `child_flag` is
   // --heapgate_internal_child=N or --heapgate_internal_growth=N.
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
-  Result<StartedChildren> start_children(ChildRun run);
   Result<ChildRun> prepare_children(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
                                     bool keep_shard, const std::vector<std::string>& more_flags);
   static Result<Report> read_children_report(const ChildRun& run, const sys::ProcessResult& ran);

@@ -66,17 +66,6 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
   return request;
 }
 
-SpreadSamples join_samples(SpreadSamples a, SpreadSamples b) {
-  if (!a.report) return b;
-  if (!b.report) return a;
-  for (TestRecord& t : b.report->tests) a.report->tests.push_back(std::move(t));
-  // take_spread() names why some test has fewer runs than wanted.
-  const bool b_worse = b.outcome.timed_out || b.outcome.term_signal != 0 || !b.report->run.complete;
-  if (b_worse) a.outcome = b.outcome;
-  a.report->run.complete = a.report->run.complete && b.report->run.complete;
-  return a;
-}
-
 SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request, std::chrono::seconds budget) {
   sys::ProcessResult outcome;
   Result<Report> report = explainer.samples(request.filter, request.keep_shard, request.runs, budget, &outcome);

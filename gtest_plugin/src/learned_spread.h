@@ -76,10 +76,6 @@ struct SpreadSamples {
   sys::ProcessResult outcome;
 };
 
-/// What two children measured of the same tests, as one child's: `b`'s
-/// records after `a`'s; the outcome of the one that ended worse.
-SpreadSamples join_samples(SpreadSamples a, SpreadSamples b);
-
 /// Runs the request's child, stopped after `budget`.
 SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request, std::chrono::seconds budget);
 

@@ -45,6 +45,7 @@ class RecordingChildren {
   std::optional<CallSites> call_sites();
   /// Waits for the spread child; nothing when it was not started.
   std::optional<Spread> spread();
+  const std::optional<SpreadRequest>& spread_request() const { return spread_request_; }
 
  private:
   std::optional<SpreadRequest> spread_request_;

@@ -56,49 +56,34 @@ void SuiteRun::record_call_sites() {
   take_call_sites(explainer.call_sites(sites.filter, sites.keep_shard, child_budget()));
 }
 
-// A sharded run being recorded starts two children before its first test,
-// so that they run beside this shard's tests instead of after them: the exact
-// run that records call sites (a second run of every test) and one counters
-// run, the spread's. Their tests are the shard's, all of them: which tests
-// allocate, or may vary, is not known yet. After the last test they used to
-// add the shard's own time twice more. No thread of this process waits for
-// them, so what this process measures sees no more threads or switches than
-// before. An unsharded run runs its children after its last test
-// (record_call_sites(), learn_spread()): two copies of a suite that binds
-// fixed ports or paths must not run at once.
-void SuiteRun::start_children_beside_tests() {
-  if (!accepting() || run_.mode() == Mode::off || !run_is_sharded()) return;
-  beside_explainer_ = std::make_unique<RerunExplainer>(run_.options(), run_.binary_path(), run_.symbolizer());
-  beside_explainer_->use_own_temp_dirs();
-  auto say_later = [](const char* which, const Error& error) {
+// A sharded run being recorded starts the exact run that records call sites
+// before its first test, so that it runs beside this shard's tests instead
+// of after them: its tests are the shard's, all of them (which allocate is
+// not known yet). It is the longest of the recording's children, a second
+// run of every test; after the last test it used to add the shard's own
+// time again. No thread of this process waits for it, so what this process
+// measures sees no more threads or switches than before. An unsharded run
+// starts it after its last test (record_call_sites()): two copies of a suite
+// that binds fixed ports or paths must not run at once.
+void SuiteRun::start_call_sites_beside_tests() {
+  if (!accepting() || run_.mode() == Mode::off || !run_.options().explain || !run_is_sharded()) return;
+  call_sites_explainer_ = std::make_unique<RerunExplainer>(run_.options(), run_.binary_path(), run_.symbolizer());
+  call_sites_explainer_->use_own_temp_dirs();
+  auto started = call_sites_explainer_->start_call_sites(HEAPGATE_GTEST_FLAG(filter), /*keep_shard=*/true);
+  if (!started) {
     // After the last test instead, as an unsharded run does.
-    std::fprintf(stderr, "heapgate: the %s run could not start beside the tests (%s); it runs after them\n", which,
-                 error.message().c_str());
-  };
-  const std::string filter = HEAPGATE_GTEST_FLAG(filter);
-  if (run_.options().explain) {
-    auto started = beside_explainer_->start_call_sites(filter, /*keep_shard=*/true);
-    if (started) {
-      call_sites_child_ = std::move(*started);
-    } else {
-      say_later("call-sites", started.error());
-    }
+    std::fprintf(stderr, "heapgate: the call-sites run could not start beside the tests (%s); it runs after them\n",
+                 started.error().message().c_str());
+    call_sites_explainer_.reset();
+    return;
   }
-  if (run_.options().learn_spread) {
-    auto started = beside_explainer_->start_samples(filter, /*keep_shard=*/true, 1);
-    if (started) {
-      samples_child_ = std::move(*started);
-    } else {
-      say_later("spread's", started.error());
-    }
-  }
+  call_sites_child_ = std::move(*started);
 }
 
 // The children of a baseline being recorded, side by side with each other
 // and with the growth checks judge_deferred() runs next, when the run is
 // sharded (recording_children.h says why only then). Their tests are those
-// judged and those still waiting for their leak check. What the children
-// started beside the tests measure is not asked for again.
+// judged and those still waiting for their leak check.
 void SuiteRun::start_recording_children() {
   if (recording_children_started_ || !accepting() || run_.mode() == Mode::off || !run_is_sharded()) return;
   recording_children_started_ = true;
@@ -107,12 +92,10 @@ void SuiteRun::start_recording_children() {
   for (const DeferredLeakCheck& d : deferred_) tests.push_back(&d.record);
   const bool sites = !call_sites_child_ && wants_call_sites(tests);
   // The exact run counts each test it finishes as one of the spread's runs.
+  std::optional<SpreadRequest> spread;
   if (run_.options().learn_spread) {
-    spread_request_ = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites || call_sites_child_ ? 1 : 0);
+    spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites || call_sites_child_ ? 1 : 0);
   }
-  std::optional<SpreadRequest> spread = spread_request_;
-  // The spread's child beside the tests made one of its runs.
-  if (spread && samples_child_ && --spread->runs <= 0) spread.reset();
   if (!sites && !spread) return;
   recording_children_ = std::make_unique<RecordingChildren>(
       run_.options(), run_.binary_path(), run_.symbolizer(),

@@ -107,7 +107,7 @@ void SuiteRun::guard() {
   guard.timeout = std::chrono::seconds(run_.options().test_timeout_seconds);
   guard.finish_interrupted = [this](TestRecord record) { finish_interrupted(std::move(record)); };
   start_run_guard(std::move(guard));
-  start_children_beside_tests();
+  start_call_sites_beside_tests();
 }
 
 void SuiteRun::test_started(const std::string& name) {
@@ -283,9 +283,7 @@ void SuiteRun::iteration_end() {
 void SuiteRun::finish_interrupted(TestRecord record) {
   // Deferred leak checks stay as journaled: not judged.
   deferred_.clear();
-  for (const auto* child : {&call_sites_child_, &samples_child_}) {
-    if (*child) sys::kill_process_group((*child)->process);
-  }
+  if (call_sites_child_) sys::kill_process_group(call_sites_child_->process);
   std::fprintf(stderr, "heapgate: %s: %s\n", record.name.c_str(), record.message.c_str());
   ReportWriter* report = run_.report();
   if (report == nullptr) return;
@@ -309,37 +307,28 @@ void SuiteRun::end() {
   Clock::duration recording_sites{};
   Clock::duration learning_spread{};
   bool side_by_side = false;
-  if (accepting() && (recording_children_ || call_sites_child_ || samples_child_)) {
-    // Started before the first test (start_children_beside_tests()) or after
-    // the last (start_recording_children()): what is left of them is waited
-    // for here.
+  if (accepting() && (recording_children_ || call_sites_child_)) {
+    // Started before the first test (start_call_sites_beside_tests()) or
+    // after the last (start_recording_children()): what is left of them is
+    // waited for here.
     side_by_side = true;
     if (call_sites_child_) {
-      take_call_sites(beside_explainer_->finish_call_sites(*call_sites_child_, child_budget()));
+      take_call_sites(call_sites_explainer_->finish_call_sites(*call_sites_child_, child_budget()));
       recording_sites = Clock::now() - tests_ended;
-    }
-    std::optional<SpreadSamples> spread;
-    if (samples_child_) {
-      sys::ProcessResult outcome;
-      Result<Report> samples = RerunExplainer::finish_children(*samples_child_, child_budget(), &outcome);
-      spread = SpreadSamples{std::move(samples), outcome};
-      learning_spread = Clock::now() - tests_ended;
+      call_sites_child_.reset();
+      call_sites_explainer_.reset();
     }
     if (recording_children_) {
       if (auto sites = recording_children_->call_sites()) {
         take_call_sites(std::move(sites->value));
         recording_sites = sites->took;
       }
-      if (auto later = recording_children_->spread()) {
-        spread = spread ? join_samples(std::move(*spread), std::move(later->value)) : std::move(later->value);
-        learning_spread = later->took;
+      if (auto spread = recording_children_->spread()) {
+        take_spread(records_, *recording_children_->spread_request(), spread->value, child_budget());
+        learning_spread = spread->took;
       }
       recording_children_.reset();
     }
-    if (spread_request_ && spread) take_spread(records_, *spread_request_, *spread, child_budget());
-    call_sites_child_.reset();
-    samples_child_.reset();
-    beside_explainer_.reset();
   } else if (accepting()) {
     // Also when sharded: the shards' reports then carry the call sites and
     // the samples into the baseline `heapgate run` or `heapgate accept`

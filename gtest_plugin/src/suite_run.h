@@ -86,7 +86,7 @@ class SuiteRun {
   ChildTests call_sites_tests(const std::vector<const TestRecord*>& tests) const;
   void record_call_sites();
   void take_call_sites(Result<RerunExplainer::RecordedCallSites> sites);
-  void start_children_beside_tests();
+  void start_call_sites_beside_tests();
   void start_recording_children();
   std::chrono::seconds child_budget() const;
   void record_baseline();
@@ -103,15 +103,10 @@ class SuiteRun {
   // Time spent in gate_test() (re-runs that explain, growth checks, confirmations).
   std::chrono::steady_clock::duration judging_{};
   std::vector<DeferredLeakCheck> deferred_;
-  // A sharded run being recorded: the exact child that records call sites
-  // and the spread's first counters run, started before the first test and
-  // taken by end().
-  std::unique_ptr<RerunExplainer> beside_explainer_;
-  std::optional<RerunExplainer::StartedChildren> call_sites_child_;
-  std::optional<RerunExplainer::StartedChildren> samples_child_;
-  // What a sharded run being recorded learns of its tests' spread, by the
-  // children above and those started after the last test.
-  std::optional<SpreadRequest> spread_request_;
+  // A sharded run being recorded: the exact child that records call sites,
+  // started before the first test and taken by end().
+  std::unique_ptr<RerunExplainer> call_sites_explainer_;
+  std::optional<RerunExplainer::StartedCallSites> call_sites_child_;
   // Started after the last test of a sharded run being recorded; taken by end().
   std::unique_ptr<RecordingChildren> recording_children_;
   bool recording_children_started_ = false;

@@ -52,8 +52,7 @@ TEST(Single, Sleeps) {
 // Allocates nothing, and appends a byte to QUIET_RUNS_FILE each time it runs
 // (with write(2), which allocates nothing either): a test without
 // allocations has no call sites to record, so the exact run that records
-// them runs it again only when it starts with the tests (a sharded run), as
-// does the spread's first run there.
+// them runs it again only when it starts before the tests did (a sharded run).
 TEST(Single, AllocatesNothing) {
   const char* path = std::getenv("QUIET_RUNS_FILE");
   if (path == nullptr) return;
