@@ -101,7 +101,7 @@ class HistoryPages : public ::testing::Test {
 TEST_F(HistoryPages, IndexListsTheStepAndLinksEachTest) {
   auto index = sys::read_file(dir_ + "/pages/index.html");
   ASSERT_TRUE(index) << index.error().message();
-  EXPECT_NE(index->find("`Suite0.Test0` allocations 301 \xE2\x86\x92 308 (+7, +2.3%) at c0ffee0 "
+  EXPECT_NE(index->find("<code>Suite0.Test0</code> allocations 301 \xE2\x86\x92 308 (+7, +2.3%) at c0ffee0 "
                         "(2026-05-06T00:00:00Z), stable for 6 commits since"),
             std::string::npos)
       << *index;

@@ -43,6 +43,16 @@ std::string escape_html(std::string_view text) {
   return out;
 }
 
+// A step's text (describe_step(): "`Suite.Test` allocations 3 → 4 …") for a
+// page: escaped, the name between backticks in <code>.
+std::string step_html(std::string_view text) {
+  const std::size_t open = text.find('`');
+  const std::size_t close = open == std::string_view::npos ? open : text.find('`', open + 1);
+  if (close == std::string_view::npos) return escape_html(text);
+  return escape_html(text.substr(0, open)) + "<code>" + escape_html(text.substr(open + 1, close - open - 1)) +
+         "</code>" + escape_html(text.substr(close + 1));
+}
+
 // JSON that may stand inside a <script> element.
 std::string script_json(const nlohmann::json& value) {
   std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -155,7 +165,7 @@ std::string test_page(const TestTrend& trend, const std::vector<MetricStep>& ste
                      commit_link(runs[trend.points.front().run].context.commit, options.commit_url) + " to " +
                      commit_link(runs[trend.points.back().run].context.commit, options.commit_url) + "</p>\n";
   body += "<h2>Change points</h2>\n<ul class=\"steps\">\n";
-  for (const MetricStep& step : steps) body += "<li>" + escape_html(describe_step(step, runs)) + "</li>\n";
+  for (const MetricStep& step : steps) body += "<li>" + step_html(describe_step(step, runs)) + "</li>\n";
   if (steps.empty()) body += "<li>none: every metric stayed within its band</li>\n";
   body += "</ul>\n<div id=\"charts\"></div>\n";
   const std::string tail = "<script id=\"trend-data\" type=\"application/json\">" + script_json(data) +
@@ -244,7 +254,7 @@ Result<TrendPagesWritten> write_trend_pages(HistoryStore& store, const HistoryQu
     const auto page_of = std::find_if(tests.begin(), tests.end(), [&](const TestSummary& t) {
       return t.binary == step.binary && t.test == step.test;
     });
-    body += "<li><a href=\"tests/" + std::to_string(page_of->page) + ".html\">" + escape_html(text) + "</a></li>\n";
+    body += "<li><a href=\"tests/" + std::to_string(page_of->page) + ".html\">" + step_html(text) + "</a></li>\n";
   }
   if (all_steps.empty()) body += "<li>none: every test stayed within its band</li>\n";
   body +=
