@@ -273,5 +273,44 @@ TEST(Normalize, DropPatternsApplyToUnknownFramesToo) {
   }
 }
 
+// One ProfileNormalizer kept across profiles (the exact run that records
+// every test's call sites) names each one as normalize_profile() does alone,
+// whatever profiles it met before: its names and classes carry over, and
+// each result is ordered by the names that profile uses.
+TEST(Normalize, OneNormalizerAcrossProfilesNamesEachAsNormalizeProfileDoes) {
+  HEAPGATE_REQUIRE_PROFILING();
+  std::vector<void*> raw;
+  raw.reserve(16);
+  std::vector<int*> ints;
+  ints.reserve(4);
+  const std::string path = testing::make_temp_dir() + "/two.heap";
+  {
+    ProfileScope scope{"normalize", {Mode::exact, path}};
+    normalize_leak(raw);
+    normalize_new(ints);
+    auto result = scope.finish();
+    ASSERT_TRUE(result) << result.error().message();
+  }
+  const auto read = read_profile(path);
+  ASSERT_TRUE(read) << read.error().message();
+  const Profile& real = *read;
+  const Profile fake = fake_profile();
+  Symbolizer symbolizer;
+  NormalizeOptions with_lines;
+  with_lines.with_lines = true;
+  ProfileNormalizer many(symbolizer, with_lines);
+  for (const Profile* p : {&fake, &real, &fake, &real}) {
+    const NormalizedProfile kept = many.normalize(*p);
+    const NormalizedProfile alone = normalize_profile(*p, symbolizer, with_lines);
+    ASSERT_EQ(kept.stacks.size(), alone.stacks.size());
+    for (std::size_t i = 0; i < kept.stacks.size(); ++i) {
+      EXPECT_EQ(kept.stacks[i].frames, alone.stacks[i].frames) << "stack " << i;
+      EXPECT_EQ(kept.stacks[i].counts, alone.stacks[i].counts) << "stack " << i;
+    }
+  }
+  for (void* p : raw) std::free(p);
+  for (int* p : ints) delete[] p;
+}
+
 }  // namespace
 }  // namespace heapgate
