@@ -67,26 +67,7 @@ sys::ProcessResult sample_suite(std::vector<std::string> args, std::vector<std::
   return run(std::move(args), std::move(env));
 }
 
-// The row's answer: exit code `code` and `line` as one whole line of stderr
-// (a stable prefix when `line` ends in "..."), and nothing on stdout.
-void expect_refused(const sys::ProcessResult& r, int code, std::string line) {
-  EXPECT_FALSE(r.timed_out);
-  // BAD_INPUTS_CAPTURE=1 prints what the program said, to paste into a new row.
-  if (std::getenv("BAD_INPUTS_CAPTURE") != nullptr) {
-    std::cout << "CAPTURE " << ::testing::UnitTest::GetInstance()->current_test_info()->name() << " exit "
-              << r.exit_code << "\n"
-              << r.stderr_text << "ENDCAPTURE\n";
-  }
-  EXPECT_EQ(r.exit_code, code) << r.stderr_text;
-  const bool prefix = line.size() > 3 && line.compare(line.size() - 3, 3, "...") == 0;
-  if (prefix) line.erase(line.size() - 3);
-  const std::size_t at = r.stderr_text.find(line);
-  ASSERT_NE(at, std::string::npos) << "stderr:\n" << r.stderr_text;
-  EXPECT_TRUE(at == 0 || r.stderr_text[at - 1] == '\n') << r.stderr_text;
-  if (!prefix) {
-    EXPECT_TRUE(at + line.size() == r.stderr_text.size() || r.stderr_text[at + line.size()] == '\n') << r.stderr_text;
-  }
-}
+using testing::expect_refused;
 
 // The plugin refuses before any test runs: no test started.
 void expect_refused_before_any_test(const sys::ProcessResult& r, const std::string& line) {

@@ -384,18 +384,7 @@ TEST_F(Faults, F13_ACrashLeavesNoCallSitesChildBehind) {
   auto text = sys::read_file(pid_file);
   ASSERT_TRUE(text) << "the call-sites child never reached Faults.Trigger: " << direct.stderr_text;
   const pid_t child = static_cast<pid_t>(std::stol(*text));
-  // Ended is enough: a zombie waits for whoever reaps orphans here.
-  auto ended = [child] {
-    auto stat = sys::read_file("/proc/" + std::to_string(child) + "/stat");
-    if (!stat) return true;
-    const std::size_t paren = stat->rfind(')');
-    return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
-  };
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    gone = ended();
-    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  const bool gone = testing::process_ends_within(child, 5.0);
   EXPECT_TRUE(gone) << "the call-sites child " << child << " outlived the run that started it";
   if (!gone) ::kill(child, SIGKILL);
 }

@@ -3,7 +3,7 @@
 // The history rows of the bad-input catalogue (docs/bad-inputs.md, "The
 // history store", H-NN): each runs the real `heapgate` against a real
 // SQLite file or PostgreSQL server and checks the exit code, the message,
-// and that the store is unchanged. HISTORY_CAPTURE=1 prints what heapgate
+// and that the store is unchanged. BAD_INPUTS_CAPTURE=1 prints what heapgate
 // said, to paste into a new row.
 #include <libpq-fe.h>
 #include <netinet/in.h>
@@ -31,22 +31,7 @@ using testing::heapgate;
 using testing::history_report;
 
 // Exit 2 and `line` as one line of stderr (a prefix when it ends in "...").
-void expect_refused(const sys::ProcessResult& r, std::string line) {
-  if (std::getenv("HISTORY_CAPTURE") != nullptr) {
-    std::cout << "CAPTURE " << ::testing::UnitTest::GetInstance()->current_test_info()->name() << " exit "
-              << r.exit_code << "\n"
-              << r.stderr_text << "ENDCAPTURE\n";
-  }
-  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
-  const bool prefix = line.size() > 3 && line.compare(line.size() - 3, 3, "...") == 0;
-  if (prefix) line.erase(line.size() - 3);
-  const std::size_t at = r.stderr_text.find(line);
-  ASSERT_NE(at, std::string::npos) << "stderr:\n" << r.stderr_text;
-  EXPECT_TRUE(at == 0 || r.stderr_text[at - 1] == '\n') << r.stderr_text;
-  if (!prefix) {
-    EXPECT_TRUE(at + line.size() == r.stderr_text.size() || r.stderr_text[at + line.size()] == '\n') << r.stderr_text;
-  }
-}
+void expect_refused(const sys::ProcessResult& r, const std::string& line) { testing::expect_refused(r, 2, line); }
 
 std::string sqlite_count(const std::string& path, const std::string& table) {
   sqlite3* db = nullptr;

@@ -2,9 +2,14 @@
 // heapgate: allocation regression gates for C++ test suites.
 #include "test_support.h"
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "heapgate/allocator.h"
@@ -72,6 +77,40 @@ sys::ProcessResult gate_suite(const std::string& cli, const std::string& suite, 
   auto ran = sys::run_process(args, options);
   EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
   return ran ? *ran : sys::ProcessResult{};
+}
+
+bool process_ends_within(int pid, double seconds) {
+  auto ended = [pid] {
+    if (::kill(pid, 0) != 0) return true;
+    auto stat = sys::read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return true;
+    const std::size_t paren = stat->rfind(')');
+    return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!ended()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+void expect_refused(const sys::ProcessResult& r, int code, std::string line) {
+  EXPECT_FALSE(r.timed_out);
+  if (std::getenv("BAD_INPUTS_CAPTURE") != nullptr) {
+    std::cout << "CAPTURE " << ::testing::UnitTest::GetInstance()->current_test_info()->name() << " exit "
+              << r.exit_code << "\n"
+              << r.stderr_text << "ENDCAPTURE\n";
+  }
+  EXPECT_EQ(r.exit_code, code) << r.stderr_text;
+  const bool prefix = line.size() > 3 && line.compare(line.size() - 3, 3, "...") == 0;
+  if (prefix) line.erase(line.size() - 3);
+  const std::size_t at = r.stderr_text.find(line);
+  ASSERT_NE(at, std::string::npos) << "stderr:\n" << r.stderr_text;
+  EXPECT_TRUE(at == 0 || r.stderr_text[at - 1] == '\n') << r.stderr_text;
+  if (!prefix) {
+    EXPECT_TRUE(at + line.size() == r.stderr_text.size() || r.stderr_text[at + line.size()] == '\n') << r.stderr_text;
+  }
 }
 
 }  // namespace heapgate::testing

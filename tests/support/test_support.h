@@ -34,6 +34,14 @@ std::vector<std::string> suite_unset_env();
 /// and with `env` added. A failure to start it fails the calling test.
 sys::ProcessResult gate_suite(const std::string& cli, const std::string& suite, const std::string& baselines,
                               const std::string& report, std::vector<std::string> env = {});
+/// A bad-input row's answer (docs/bad-inputs.md): exit code `code` and
+/// `line` as one whole line of stderr (a stable prefix when `line` ends in
+/// "..."). BAD_INPUTS_CAPTURE=1 prints what the program said, to paste into a
+/// new row.
+void expect_refused(const sys::ProcessResult& r, int code, std::string line);
+/// Whether process `pid` has ended within `seconds`: gone, or a zombie (an
+/// orphan's waits for whoever reaps orphans here, which may be no one).
+bool process_ends_within(int pid, double seconds);
 
 }  // namespace heapgate::testing
 

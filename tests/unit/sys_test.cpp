@@ -242,21 +242,9 @@ TEST(SysStartedProcess, PastItsTimeoutItsWholeGroupIsStopped) {
       sys::wait_for_process(*started, std::chrono::milliseconds(100), std::chrono::milliseconds(100));
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.exit_code, -1);
-  // The grandchild got the same SIGTERM. Ended is enough: an orphan's zombie
-  // waits for whoever reaps orphans here, which may be no one.
+  // The grandchild got the same SIGTERM.
   const pid_t sleeper = static_cast<pid_t>(std::stol(grandchild));
-  auto ended = [sleeper] {
-    if (::kill(sleeper, 0) != 0) return true;
-    auto stat = sys::read_file("/proc/" + std::to_string(sleeper) + "/stat");
-    if (!stat) return true;
-    const std::size_t paren = stat->rfind(')');
-    return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] == 'Z';
-  };
-  bool gone = false;
-  for (int i = 0; i < 200 && !gone; ++i) {
-    gone = ended();
-    if (!gone) ::usleep(10 * 1000);
-  }
+  const bool gone = testing::process_ends_within(sleeper, 2.0);
   EXPECT_TRUE(gone) << "pid " << sleeper << " outlived its group's stop";
 }
 

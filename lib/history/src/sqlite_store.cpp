@@ -18,6 +18,14 @@
 namespace heapgate::detail {
 namespace {
 
+// Parameters 1 to 4 of query_conditions().
+void bind_conditions(Statement& select, const HistoryQuery& query) {
+  select.bind(1, query.branch);
+  select.bind(2, query.since);
+  select.bind(3, query.binary);
+  select.bind(4, query.until);
+}
+
 class SqliteStore final : public HistoryStore {
  public:
   SqliteStore(std::string path, sqlite3* db, std::chrono::milliseconds lock_timeout)
@@ -210,10 +218,7 @@ class SqliteStore final : public HistoryStore {
         !ok) {
       return fail(ok.error());
     }
-    select.bind(1, query.branch);
-    select.bind(2, query.since);
-    select.bind(3, query.binary);
-    select.bind(4, query.until);
+    bind_conditions(select, query);
     std::vector<RunRow> rows;
     int rc;
     while ((rc = sqlite3_step(select.get())) == SQLITE_ROW) {
@@ -239,10 +244,7 @@ class SqliteStore final : public HistoryStore {
         !ok) {
       return fail(ok.error());
     }
-    select.bind(1, query.branch);
-    select.bind(2, query.since);
-    select.bind(3, query.binary);
-    select.bind(4, query.until);
+    bind_conditions(select, query);
     int rc;
     PointRow row;
     bool first = true;

@@ -10,47 +10,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include "heapgate/markup.h"
 #include "heapgate/sys.h"
 #include "heapgate/trend.h"
 
 namespace heapgate {
 namespace {
 
-std::string escape_html(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // A step's text (describe_step(): "`Suite.Test` allocations 3 → 4 …") for a
 // page: escaped, the name between backticks in <code>.
 std::string step_html(std::string_view text) {
   const std::size_t open = text.find('`');
   const std::size_t close = open == std::string_view::npos ? open : text.find('`', open + 1);
-  if (close == std::string_view::npos) return escape_html(text);
-  return escape_html(text.substr(0, open)) + "<code>" + escape_html(text.substr(open + 1, close - open - 1)) +
-         "</code>" + escape_html(text.substr(close + 1));
+  if (close == std::string_view::npos) return detail::escape_markup(text);
+  return detail::escape_markup(text.substr(0, open)) + "<code>" +
+         detail::escape_markup(text.substr(open + 1, close - open - 1)) + "</code>" +
+         detail::escape_markup(text.substr(close + 1));
 }
 
 // JSON that may stand inside a <script> element.
@@ -70,20 +45,21 @@ std::string script_json(const nlohmann::json& value) {
 }
 
 std::string commit_link(const std::string& commit, const std::string& url) {
-  const std::string shown = escape_html(commit.substr(0, 10));
+  const std::string shown = detail::escape_markup(commit.substr(0, 10));
   if (url.empty() || commit.empty()) return "<code>" + shown + "</code>";
   std::string href = url;
   const std::size_t at = href.find("{commit}");
   if (at != std::string::npos) href.replace(at, 8, commit);
-  return "<a href=\"" + escape_html(href) + "\"><code>" + shown + "</code></a>";
+  return "<a href=\"" + detail::escape_markup(href) + "\"><code>" + shown + "</code></a>";
 }
 
 // A report path as a link; a store keeps where each report was read.
 std::string source_link(const std::string& source) {
-  if (source.rfind("git:", 0) == 0 || source.empty()) return escape_html(source);
+  if (source.rfind("git:", 0) == 0 || source.empty()) return detail::escape_markup(source);
   std::error_code ec;
   const std::string absolute = std::filesystem::absolute(source, ec).string();
-  return "<a href=\"file://" + escape_html(ec ? source : absolute) + "\">" + escape_html(source) + "</a>";
+  return "<a href=\"file://" + detail::escape_markup(ec ? source : absolute) + "\">" + detail::escape_markup(source) +
+         "</a>";
 }
 
 const char* const kStyle =
@@ -95,8 +71,8 @@ const char* const kStyle =
     "svg .axis{fill:#555;font-size:11px}h2{font-size:16px;margin:1.2em 0 .3em}</style>";
 
 std::string page(const std::string& title, const std::string& body, const std::string& tail = "") {
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape_html(title) + "</title>" +
-         kStyle + "</head><body>\n" + body + tail + "</body></html>\n";
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + detail::escape_markup(title) +
+         "</title>" + kStyle + "</head><body>\n" + body + tail + "</body></html>\n";
 }
 
 struct TestSummary {
@@ -160,7 +136,7 @@ std::string test_page(const TestTrend& trend, const std::vector<MetricStep>& ste
   data["metrics"] = std::move(metrics);
 
   std::string body = "<p><a href=\"../index.html\">all tests</a> · <a href=\"../runs.html\">runs</a></p>\n<h1>" +
-                     escape_html(trend.test) + "</h1>\n<p>" + escape_html(trend.binary) + ", " +
+                     detail::escape_markup(trend.test) + "</h1>\n<p>" + detail::escape_markup(trend.binary) + ", " +
                      std::to_string(trend.points.size()) + " commits, from " +
                      commit_link(runs[trend.points.front().run].context.commit, options.commit_url) + " to " +
                      commit_link(runs[trend.points.back().run].context.commit, options.commit_url) + "</p>\n";
@@ -228,9 +204,10 @@ Result<TrendPagesWritten> write_trend_pages(HistoryStore& store, const HistoryQu
       "</th><th>time</th><th>branch</th><th>job</th><th>binary</th><th>report</th></tr>\n";
   for (const RunRow& run : *runs) {
     runs_body += "<tr id=\"run-" + std::to_string(run.id) + "\"><td>" + std::to_string(run.id) + "</td><td>" +
-                 commit_link(run.context.commit, options.commit_url) + "</td><td>" + escape_html(run.context.time) +
-                 "</td><td>" + escape_html(run.context.branch) + "</td><td>" + escape_html(run.context.job) +
-                 "</td><td>" + escape_html(run.binary) + "</td><td>" + source_link(run.source) + "</td></tr>\n";
+                 commit_link(run.context.commit, options.commit_url) + "</td><td>" +
+                 detail::escape_markup(run.context.time) + "</td><td>" + detail::escape_markup(run.context.branch) +
+                 "</td><td>" + detail::escape_markup(run.context.job) + "</td><td>" +
+                 detail::escape_markup(run.binary) + "</td><td>" + source_link(run.source) + "</td></tr>\n";
   }
   runs_body += "</table>\n";
   if (auto ok = write(dir / "runs.html", page("runs — heapgate history", runs_body)); !ok) return fail(ok.error());
@@ -245,9 +222,9 @@ Result<TrendPagesWritten> write_trend_pages(HistoryStore& store, const HistoryQu
                      std::to_string(tests.size()) + " tests";
   if (!runs->empty()) {
     body += ", commits " + commit_link(runs->front().context.commit, options.commit_url) + " (" +
-            escape_html(runs->front().context.time) + ") to " +
+            detail::escape_markup(runs->front().context.time) + ") to " +
             commit_link(runs->back().context.commit, options.commit_url) + " (" +
-            escape_html(runs->back().context.time) + ")";
+            detail::escape_markup(runs->back().context.time) + ")";
   }
   body += ". <a href=\"runs.html\">All runs</a>.</p>\n<h2>Largest steps</h2>\n<ol class=\"largest-steps\">\n";
   for (const auto& [step, text] : all_steps) {
@@ -266,9 +243,9 @@ Result<TrendPagesWritten> write_trend_pages(HistoryStore& store, const HistoryQu
     return std::tie(a->binary, a->test) < std::tie(b->binary, b->test);
   });
   for (const TestSummary* t : sorted) {
-    body += "<tr><td><a href=\"tests/" + std::to_string(t->page) + ".html\">" + escape_html(t->test) + "</a></td><td>" +
-            escape_html(t->binary) + "</td><td class=\"n\">" + std::to_string(t->points) + "</td><td class=\"n\">" +
-            std::to_string(t->latest.allocations) + "</td><td class=\"n\">" +
+    body += "<tr><td><a href=\"tests/" + std::to_string(t->page) + ".html\">" + detail::escape_markup(t->test) +
+            "</a></td><td>" + detail::escape_markup(t->binary) + "</td><td class=\"n\">" + std::to_string(t->points) +
+            "</td><td class=\"n\">" + std::to_string(t->latest.allocations) + "</td><td class=\"n\">" +
             std::to_string(t->latest.allocated_bytes) + "</td><td class=\"n\">" + std::to_string(t->latest.peak_bytes) +
             "</td><td class=\"n\">" + std::to_string(t->steps) + "</td></tr>\n";
   }

@@ -11,7 +11,7 @@
 #include <map>
 
 #include "heapgate/frame_text.h"
-#include "markup.h"
+#include "heapgate/markup.h"
 
 namespace heapgate {
 namespace {

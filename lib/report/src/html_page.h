@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "markup.h"
+#include "heapgate/markup.h"
 
 namespace heapgate::detail {
 

@@ -9,7 +9,7 @@
 #include "heapgate/flamegraph.h"
 #include "heapgate/sys.h"
 #include "html_page.h"
-#include "markup.h"
+#include "heapgate/markup.h"
 
 namespace heapgate {
 namespace {

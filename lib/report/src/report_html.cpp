@@ -13,7 +13,7 @@
 #include "heapgate/report_files.h"
 #include "heapgate/gate.h"
 #include "html_page.h"
-#include "markup.h"
+#include "heapgate/markup.h"
 #include "report_text.h"
 
 namespace heapgate {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// Private: escaping shared by the SVG flame graph and the HTML report.
+// Escaping for heapgate's markup: the SVG flame graph, the HTML report and
+// the history's trend pages.
 #pragma once
 
 #include <cstddef>
