@@ -9,8 +9,10 @@ endif()
 # on made-up stacks: compiled in, the plugin's sources are private.
 heapgate_add_test(gtest_frames_test
   SOURCES unit/gtest_frames_test.cpp ${PROJECT_SOURCE_DIR}/gtest_plugin/src/gtest_frames.cpp
+          ${PROJECT_SOURCE_DIR}/harness/src/call_site_frames.cpp
   LABELS gtest_plugin)
-target_include_directories(gtest_frames_test PRIVATE ${PROJECT_SOURCE_DIR}/gtest_plugin/src)
+target_include_directories(gtest_frames_test PRIVATE ${PROJECT_SOURCE_DIR}/gtest_plugin/src
+  ${PROJECT_SOURCE_DIR}/harness/src ${PROJECT_SOURCE_DIR}/harness/include)
 
 add_executable(sample_suite e2e/sample_suite.cpp)
 target_link_libraries(sample_suite PRIVATE heapgate::gtest_main heapgate_warnings)

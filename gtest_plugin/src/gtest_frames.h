@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // What GoogleTest allocates for every test, told apart by its stacks: the
-// plugin leaves those stacks out of the call sites it measures and, through
-// its explainer (Explainer::is_framework_stack()), out of what explains a
-// failure. The gate itself knows no test framework.
+// GoogleTest face answers Face::is_framework_stack() with it, so the engine
+// leaves those stacks out of the call sites it measures and out of what
+// explains a failure. The engine and the gate know no test framework.
 #pragma once
 
 #include <vector>
@@ -23,11 +23,6 @@ namespace heapgate::gtest {
 /// in the generated `..._Test()` class. A stack with nothing left (no
 /// frames, or std:: frames only) is one too.
 bool is_gtest_overhead(const StackSample& stack);
-/// How many of `frames` (innermost first) is_gtest_overhead() and
-/// call_sites_of() read: through the first frame of the program's own that is
-/// not a default constructor (both have decided there), or all of them.
-std::size_t frames_deciding_call_site(const std::vector<FrameName>& frames);
-
 /// `stacks` without those is_gtest_overhead() holds, in their order.
 std::vector<StackSample> without_gtest_overhead(std::vector<StackSample> stacks);
 

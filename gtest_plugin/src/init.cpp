@@ -1,18 +1,11 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// Start-up: options, and the one re-exec that gives jemalloc the settings a
-// profiling mode needs (jemalloc reads MALLOC_CONF only when it starts).
-#include <unistd.h>
-
-#include <cstdio>
+// Start-up: Bazel's sharding variables, then the start-up every face shares
+// (harness::init(): options, and the re-exec for jemalloc's settings).
 #include <cstdlib>
-#include <string>
 #include <utility>
-#include <vector>
 
 #include "heapgate/gtest.h"
-#include "heapgate/flags.h"
-#include "heapgate/sys.h"
 
 namespace heapgate::gtest {
 namespace {
@@ -35,14 +28,7 @@ void adopt_bazel_sharding() {
 
 Options init(int* argc, char** argv) {
   adopt_bazel_sharding();
-  std::vector<std::string> original(argv, argv + *argc);
-  auto options = parse_options(argc, argv);
-  if (!options) {
-    std::fprintf(stderr, "heapgate: %s\n", options.error().message().c_str());
-    std::exit(2);
-  }
-  detail::restart_once_for(options->mode, original);
-  return *options;
+  return harness::init(argc, argv);
 }
 
 }  // namespace heapgate::gtest

@@ -1,182 +1,55 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// The GoogleTest listener: one ProfileScope per test, its record handed to
-// the role this process plays (plugin_run.h): the suite run judges it
-// (suite_run.cpp), an exact re-run child adds its stacks (rerun_child.cpp), a
-// growth child keeps one scope across runs (growth_child.cpp).
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <optional>
-#include <string>
+// The GoogleTest listener: GoogleTest's events, handed to the per-test
+// engine (heapgate/face.h) with GoogleTestFace answering for GoogleTest.
+#include <utility>
 
-#include "growth_child.h"
-#include "heapgate/gate.h"
-#include "heapgate/gtest.h"
-#include "heapgate/integration.h"
-#include "heapgate/profile_scope.h"
+#include "gtest_face.h"
 #include "gtest_flags.h"
-#include "measured_test.h"
-#include "plugin_run.h"
-#include "rerun_child.h"
-#include "suite_run.h"
-#include "test_requests.h"
+#include "heapgate/face.h"
+#include "heapgate/gtest.h"
 
 namespace heapgate::gtest {
 namespace {
 
 class Listener : public ::testing::EmptyTestEventListener {
  public:
-  explicit Listener(Options options) : options_(std::move(options)) {}
+  explicit Listener(Options options) : engine_(std::move(options), face_) {}
 
-  void OnTestProgramStart(const ::testing::UnitTest&) override {
-    run_.emplace(std::move(options_));
-    if (run_->role() == ProcessRole::suite_run) suite_.emplace(*run_);
-    if (run_->role() == ProcessRole::growth_child) {
-      growth_.emplace(run_->options().growth_child, /*stop_when_level=*/run_->mode() == Mode::counters);
-    }
-    run_->open_report(suite_ && suite_->accepting());
-    if (suite_) suite_->guard();
-  }
-
-  void OnTestIterationStart(const ::testing::UnitTest&, int iteration) override { iteration_ = iteration; }
-
-  void OnTestIterationEnd(const ::testing::UnitTest&, int iteration) override {
-    if (suite_ && iteration == 0) suite_->iteration_end();
-  }
+  void OnTestProgramStart(const ::testing::UnitTest&) override { engine_.program_start(); }
+  void OnTestIterationStart(const ::testing::UnitTest&, int iteration) override { engine_.iteration_start(iteration); }
+  void OnTestIterationEnd(const ::testing::UnitTest&, int iteration) override { engine_.iteration_end(iteration); }
 
   void OnTestStart(const ::testing::TestInfo& info) override {
-    test_started_ = std::chrono::steady_clock::now();
-    test_requests() = TestRequests{};
-    if (suite_) suite_->test_started(full_name(info));
-    if (run_->mode() == Mode::off || !run_->records_iteration(iteration_)) return;
-    threads_at_start_ = process_threads();
-    if (growth_ && !GrowthChild::opens_scope(iteration_)) return;
-    // The name and the dump's path are built before the scope opens, so their
-    // allocations are not the test's. Without a directory to keep it in, the
-    // dump goes to ProfileScope's own temp directory, removed at exit.
-    ScopeOptions scope_options{run_->mode()};
-    const bool dumps = run_->mode() == Mode::exact || run_->mode() == Mode::sampled;
-    if (run_->options().call_sites_only && run_->mode() == Mode::exact) {
-      // Nothing reads its file: the stacks are read once, in memory.
-      scope_options.profile_in_memory = true;
-    } else if (dumps && run_->keeper().ready()) {
-      scope_options.profile_path = run_->keeper().new_path(file_stem_of(full_name(info)));
+    // Named before the window opens: its strings are not the test's. Kept
+    // while the same test repeats (--gtest_repeat): a growth child's one
+    // window spans the repetitions, and a new name each time would be
+    // blocks that stay live in it.
+    if (current_info_ != &info) {
+      current_ = test_case_of(info);
+      current_info_ = &info;
     }
-    switches_at_start_ = context_switches();
-    scope_.emplace(full_name(info), std::move(scope_options));
-    // GoogleTest's next step is `new` of the fixture object: its allocation, not the test's.
-    detail::skip_next_allocation();
-    // The clock starts after heapgate's own setup, which is not the test's time.
-    test_started_ = std::chrono::steady_clock::now();
+    engine_.test_start(current_);
   }
 
   void OnTestEnd(const ::testing::TestInfo& info) override {
-    // TestResult::elapsed_time() counts whole milliseconds, 0 for most unit
-    // tests; the report wants their time.
-    const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - test_started_;
-    if (suite_) suite_->test_ended();
-    // Taken before any wait below, whose sleeps are heapgate's, not the test's.
-    const ContextSwitches now = context_switches();
-    if (scope_) finish_started_threads();
-    if (growth_ && scope_ && !growth_->after_run(*scope_, iteration_)) return;
-    std::optional<Result<ScopeResult>> measured;
-    std::uint64_t fixture_bytes = 0;
-    ContextSwitches switches;
-    if (scope_) {
-      measured.emplace(scope_->finish());
-      auto grew = [](std::uint64_t before, std::uint64_t after) { return after > before ? after - before : 0; };
-      switches = ContextSwitches{grew(switches_at_start_.other_threads, now.other_threads),
-                                 grew(switches_at_start_.own_waits, now.own_waits)};
-      scope_.reset();
-      fixture_bytes = detail::take_skipped_bytes();
+    // The name made at the start is passed as it is: a copy would allocate
+    // inside the window. test_end_of() allocates only for a skipped test,
+    // which is not measured.
+    if (current_info_ != &info) {
+      current_ = test_case_of(info);
+      current_info_ = &info;
     }
-    if (!run_->records_iteration(iteration_)) return;
-    TestRecord record = test_record_of(info, run_->mode(), elapsed.count());
-    if (info.result()->Skipped()) {
-      // In the report, so a reader sees every test the binary has; the
-      // children re-run tests for the suite run, which has the record already.
-      if (suite_) suite_->add(skipped_record(info, std::move(record)));
-      return;
-    }
-
-    if (!measured || !*measured) {
-      Observation nothing;
-      nothing.unavailable_reason = measured ? measured->error().message() : run_->unavailable_reason();
-      GatePolicy policy;
-      policy.strict = run_->options().strict;
-      apply(judge(nothing, nullptr, policy), record);
-      if (is_failure(record.verdict, policy.strict)) ADD_FAILURE() << failure_text(record, {});
-      finish(std::move(record));
-      return;
-    }
-    add_measurement(record, **measured, run_->gtest_overhead(), fixture_bytes);
-    record.other_threads.switches = switches.other_threads;
-    record.other_threads.own_waits = switches.own_waits;
-    if (growth_) record.growth = growth_->take();
-    if (suite_) {
-      suite_->judge(std::move(record), (*measured)->counting_window);
-      return;
-    }
-    // Both children report to the suite run; in exact mode they bring their stacks.
-    collect_stacks(record, *run_, (*measured)->profile.get());
-    finish(std::move(record));
-    if (growth_ && growth_->stopped_early(iteration_)) end_growth_child_now();
+    engine_.test_end(current_, test_end_of(info));
   }
 
-  void OnTestProgramEnd(const ::testing::UnitTest&) override {
-    if (suite_) {
-      suite_->end();
-      return;
-    }
-    if (ReportWriter* report = run_->report()) {
-      if (auto done = report->finish(); !done) run_->say_report_error(done.error().message());
-    }
-  }
+  void OnTestProgramEnd(const ::testing::UnitTest&) override { engine_.program_end(); }
 
  private:
-  // Threads the test started and detached may still be running, and free
-  // what they hold as they end: waited for (bounded), so their blocks are
-  // not read as the test's leak. Only when something is live and the
-  // process has more threads than when the test started.
-  void finish_started_threads() {
-    if (threads_at_start_ <= 0 || process_threads() <= threads_at_start_) return;
-    {
-      detail::HookSuppressor suppress;
-      const ProfileScope::Live live = scope_->live();
-      if (live.allocations == 0 && live.bytes == 0) return;
-    }
-    wait_for_started_threads(threads_at_start_);
-  }
-
-  // The growth check's answer is known (the blocks stopped growing): the
-  // report is written now, and GoogleTest's remaining repetitions, which
-  // would only run the test again unmeasured, do not run.
-  void end_growth_child_now() {
-    if (ReportWriter* report = run_->report()) {
-      if (auto done = report->finish(); !done) run_->say_report_error(done.error().message());
-    }
-    std::fflush(nullptr);
-    std::_Exit(0);
-  }
-
-  void finish(TestRecord record) {
-    if (suite_) {
-      suite_->add(std::move(record));
-    } else {
-      run_->add_record(std::move(record));
-    }
-  }
-
-  Options options_;  // until the program starts: GoogleTest's flags are parsed by then
-  std::optional<PluginRun> run_;
-  std::optional<SuiteRun> suite_;
-  std::optional<GrowthChild> growth_;
-  std::optional<ProfileScope> scope_;
-  std::chrono::steady_clock::time_point test_started_{};
-  ContextSwitches switches_at_start_;
-  int threads_at_start_ = 0;
-  int iteration_ = 0;
+  GoogleTestFace face_;  // before engine_, which holds it
+  harness::TestEngine engine_;
+  harness::TestCase current_;
+  const ::testing::TestInfo* current_info_ = nullptr;
 };
 
 }  // namespace

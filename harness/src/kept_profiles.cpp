@@ -12,7 +12,7 @@
 #include "heapgate/symbols_sidecar.h"
 #include "heapgate/sys.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 // Moves a file, across file systems too ($TMPDIR to a report directory).
@@ -92,4 +92,4 @@ void ProfileKeeper::keep(TestRecord& record, const std::string& own_profile) {
   record.profiles = std::move(kept);
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -13,13 +13,12 @@
 #include <vector>
 
 #include "explainers.h"
-#include "gtest_flags.h"
 #include "heapgate/baseline_writer.h"
 #include "learned_spread.h"
 #include "run_guard.h"
 #include "suite_run.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 bool SuiteRun::lacks_call_sites(const TestRecord& t) const {
   return t.call_sites.empty() && !t.gtest_failed && t.metrics.allocations > 0;
@@ -35,11 +34,11 @@ bool SuiteRun::wants_call_sites(const std::vector<const TestRecord*>& tests) con
 // one has no call site, and among tiny tests it may be the longest (one of
 // RapidJSON's took 135 ms of its shard's 280 ms and allocated nothing).
 ChildTests SuiteRun::call_sites_tests(const std::vector<const TestRecord*>& tests) const {
-  std::string names;
+  std::vector<std::string> names;
   for (const TestRecord* t : tests) {
-    if (lacks_call_sites(*t) || may_vary(*t)) names += (names.empty() ? "" : ":") + t->name;
+    if (lacks_call_sites(*t) || may_vary(*t)) names.push_back(t->name);
   }
-  return child_tests(names, HEAPGATE_GTEST_FLAG(filter));
+  return child_tests(std::move(names));
 }
 
 // A baseline being recorded keeps each test's call sites, so a later
@@ -53,7 +52,7 @@ void SuiteRun::record_call_sites() {
   if (!wants_call_sites(tests)) return;
   RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
   const ChildTests sites = call_sites_tests(tests);
-  take_call_sites(explainer.call_sites(sites.filter, sites.keep_shard, child_budget()));
+  take_call_sites(explainer.call_sites(sites.selection, sites.keep_shard, child_budget()));
 }
 
 // A sharded run being recorded starts the exact run that records call sites
@@ -66,10 +65,10 @@ void SuiteRun::record_call_sites() {
 // starts it after its last test (record_call_sites()): two copies of a suite
 // that binds fixed ports or paths must not run at once.
 void SuiteRun::start_call_sites_beside_tests() {
-  if (!accepting() || run_.mode() == Mode::off || !run_.options().explain || !run_is_sharded()) return;
+  if (!accepting() || run_.mode() == Mode::off || !run_.options().explain || !run_is_sharded(run_.face())) return;
   call_sites_explainer_ = std::make_unique<RerunExplainer>(run_.options(), run_.binary_path(), run_.symbolizer());
   call_sites_explainer_->use_own_temp_dirs();
-  auto started = call_sites_explainer_->start_call_sites(HEAPGATE_GTEST_FLAG(filter), /*keep_shard=*/true);
+  auto started = call_sites_explainer_->start_call_sites(TestSelection{{}, true}, /*keep_shard=*/true);
   if (!started) {
     // After the last test instead, as an unsharded run does.
     std::fprintf(stderr, "heapgate: the call-sites run could not start beside the tests (%s); it runs after them\n",
@@ -85,7 +84,7 @@ void SuiteRun::start_call_sites_beside_tests() {
 // sharded (recording_children.h says why only then). Their tests are those
 // judged and those still waiting for their leak check.
 void SuiteRun::start_recording_children() {
-  if (recording_children_started_ || !accepting() || run_.mode() == Mode::off || !run_is_sharded()) return;
+  if (recording_children_started_ || !accepting() || run_.mode() == Mode::off || !run_is_sharded(run_.face())) return;
   recording_children_started_ = true;
   std::vector<const TestRecord*> tests;
   for (const TestRecord& t : records_.tests) tests.push_back(&t);
@@ -94,7 +93,7 @@ void SuiteRun::start_recording_children() {
   // The exact run counts each test it finishes as one of the spread's runs.
   std::optional<SpreadRequest> spread;
   if (run_.options().learn_spread) {
-    spread = spread_request(tests, HEAPGATE_GTEST_FLAG(filter), sites || call_sites_child_ ? 1 : 0);
+    spread = spread_request(tests, sites || call_sites_child_ ? 1 : 0);
   }
   if (!sites && !spread) return;
   recording_children_ = std::make_unique<RecordingChildren>(
@@ -152,7 +151,7 @@ std::chrono::seconds SuiteRun::child_budget() const {
 void SuiteRun::record_baseline() {
   const bool existed = baseline_.exists;
   if (baseline_entries(records_).empty()) return;
-  if (run_is_sharded()) {
+  if (run_is_sharded(run_.face())) {
     // Shards write one baseline file concurrently, each with its own tests:
     // the last rename would win and drop the others' entries.
     std::fprintf(stderr,
@@ -174,4 +173,4 @@ void SuiteRun::record_baseline() {
   std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(baseline_path_, existed, write).c_str());
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -18,7 +18,7 @@
 #include "heapgate/report.h"
 #include "heapgate/sys.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 /// More runs of each test whose spread is learned.
 inline constexpr int kLearnedRuns = 2;
@@ -46,17 +46,17 @@ static_assert(learned_runs_wanted(100) == kCheapLearnedRuns && learned_runs_want
 /// waited (and it allocated): its counts may depend on timing.
 bool may_vary(const TestRecord& record);
 
-/// Which tests a child of a recording runs: `names` (joined by ':') when
-/// they fit in one argument, else the run's own filter on this shard.
+/// Which tests a child of a recording runs: `names` when they fit in one
+/// argument, else the run's own selection on this shard.
 struct ChildTests {
-  std::string filter;
+  TestSelection selection;
   bool keep_shard = false;
 };
-ChildTests child_tests(const std::string& names, const std::string& run_filter);
+ChildTests child_tests(std::vector<std::string> names);
 
 /// What learning the spread runs: the tests that may vary, `runs` more times.
 struct SpreadRequest {
-  std::string filter;  // their names, or the run's filter when the names are too many
+  TestSelection selection;  // their names, or the run's own when the names are too many
   bool keep_shard = false;
   int runs = 0;
   std::size_t tests = 0;
@@ -67,8 +67,7 @@ struct SpreadRequest {
 /// The child's run for `tests` (those that may vary), or nothing to run.
 /// `runs_elsewhere`: runs of them another child measures (the exact run that
 /// records the call sites), besides the samples the records hold already.
-std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, const std::string& run_filter,
-                                            int runs_elsewhere);
+std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, int runs_elsewhere);
 
 /// What the child measured, and how it ended.
 struct SpreadSamples {
@@ -85,6 +84,6 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
 
 /// spread_request(), run_spread() and take_spread() of `run`'s tests, one
 /// after the other.
-void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget);
+void learn_spread(Report& run, RerunExplainer& explainer, std::chrono::seconds budget);
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -9,7 +9,7 @@
 #include "heapgate/report.h"
 #include "plugin_run.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 /// The stacks the parent will show, from the test's exact-mode profile, and
 /// every call site of a test that gates them. A growth child run in exact
@@ -18,4 +18,4 @@ namespace heapgate::gtest {
 /// only the call sites are kept.
 void collect_stacks(TestRecord& record, PluginRun& run, const Profile* in_memory = nullptr);
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

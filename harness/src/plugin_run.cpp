@@ -10,14 +10,13 @@
 #include <cstdlib>
 
 #include "explainers.h"
-#include "gtest_flags.h"
 #include "heapgate/gate.h"
 #include "heapgate/integration.h"
 #include "heapgate/profile_scope.h"
 #include "heapgate/sys.h"
 #include "test_requests.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 std::string base_name(const std::string& path) {
@@ -25,28 +24,11 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-ProcessRole role_of(const Options& options) {
-  // GoogleTest sets --gtest_internal_run_death_test in a death test's child.
-  if (!std::string(HEAPGATE_GTEST_FLAG(internal_run_death_test)).empty()) return ProcessRole::death_test_child;
+ProcessRole role_of(const Options& options, const Face& face) {
+  if (face.is_framework_child()) return ProcessRole::death_test_child;
   if (options.growth_child > 0) return ProcessRole::growth_child;
   if (options.child_iteration > 0 || options.sample_runs > 0) return ProcessRole::rerun_child;
   return ProcessRole::suite_run;
-}
-
-// GoogleTest's own cost per test: testing::Test's constructor saves every
-// gtest flag (one allocation, plus a copy of each flag string too long for
-// the small-string buffer — so it depends on e.g. the --gtest_filter text) and
-// its destructor frees them. A Probe built on the stack costs exactly that.
-struct Probe : ::testing::Test {
-  void TestBody() override {}
-};
-
-Metrics measure_gtest_overhead(Mode mode) {
-  if (mode == Mode::off) return {};
-  ProfileScope scope{"heapgate.gtest-overhead", ScopeOptions{Mode::counters}};
-  { Probe probe; }
-  auto r = scope.finish();
-  return r ? from_scope(*r) : Metrics{};
 }
 
 // Where the profiles a report names go: --heapgate_profiles, else beside the
@@ -72,7 +54,8 @@ void die_with_parent() {
 
 }  // namespace
 
-PluginRun::PluginRun(Options options) : options_(std::move(options)), role_(role_of(options_)) {
+PluginRun::PluginRun(Options options, Face& face)
+    : options_(std::move(options)), face_(face), role_(role_of(options_, face_)) {
   if (role_ == ProcessRole::rerun_child) die_with_parent();
   if (options_.call_sites_only) detail::limit_stack_depth(kCallSiteFrames);
   binary_path_ = sys::self_exe_path().value_or("");
@@ -85,7 +68,7 @@ PluginRun::PluginRun(Options options) : options_(std::move(options)), role_(role
   } else {
     mode_ = options_.mode;
   }
-  gtest_overhead_ = measure_gtest_overhead(mode_);
+  if (mode_ != Mode::off) framework_overhead_ = face_.per_test_overhead(mode_);
   if (cannot_measure()) std::fprintf(stderr, "heapgate: nothing is measured: %s\n", unavailable_reason_.c_str());
   fingerprint_ = runtime_fingerprint();
   HEAPGATE_ADD_BUILD_FINGERPRINT(fingerprint_);
@@ -101,11 +84,9 @@ void PluginRun::open_report(bool accepting) {
   run.strict = options_.strict;
   run.unavailable_reason = mode_ == Mode::off ? unavailable_reason_ : "";
   run.accepting = accepting;
-  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
-  const char* index = std::getenv("GTEST_SHARD_INDEX");
-  if (total != nullptr && index != nullptr) {
-    run.total_shards = std::atoi(total);
-    run.shard_index = std::atoi(index);
+  if (const std::optional<Shard> shard = face_.shard()) {
+    run.total_shards = shard->total;
+    run.shard_index = shard->index;
   }
   writer_.emplace(options_.report_dir, report_stem(binary_name_, run.shard_index, run.total_shards), run);
   // A CI job that asked for a report must not pass without one.
@@ -147,17 +128,17 @@ void PluginRun::say_report_error(const std::string& message) {
 }
 
 void PluginRun::record_properties(const TestRecord& record, bool with_verdict) {
-  // Metrics become <property> elements of the <testcase> in gtest's own XML
-  // (GoogleTest 1.12 on Debian 12; older versions wrote attributes; docs/platform-facts.md §1).
+  // In GoogleTest's own XML, metrics become <property> elements of the
+  // <testcase> (GoogleTest 1.12 on Debian 12; older versions wrote
+  // attributes; docs/platform-facts.md §1).
   if (record.verdict != Verdict::unavailable || !with_verdict) {
     for (std::size_t i = 0; i < kMetricCount; ++i) {
       auto metric = static_cast<MetricName>(i);
       if (!is_measured(record.not_measured, metric)) continue;
-      ::testing::Test::RecordProperty("heapgate." + std::string(to_string(metric)),
-                                      std::to_string(get(record.metrics, metric)));
+      face_.record_property("heapgate." + std::string(to_string(metric)), std::to_string(get(record.metrics, metric)));
     }
   }
-  if (with_verdict) ::testing::Test::RecordProperty("heapgate.verdict", std::string(to_string(record.verdict)));
+  if (with_verdict) face_.record_property("heapgate.verdict", std::string(to_string(record.verdict)));
 }
 
 void PluginRun::add_record(TestRecord record) {
@@ -167,4 +148,4 @@ void PluginRun::add_record(TestRecord record) {
   }
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -11,7 +11,7 @@
 
 #include "heapgate/report.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 /// A test's name as a file name: parameterized names hold '/'.
 std::string file_stem_of(const std::string& name);
@@ -43,4 +43,4 @@ class ProfileKeeper {
   std::size_t kept_ = 0;
 };
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

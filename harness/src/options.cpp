@@ -5,10 +5,10 @@
 #include <string_view>
 #include <vector>
 
-#include "heapgate/gtest.h"
+#include "heapgate/harness.h"
 #include "heapgate/flags.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 using detail::bad_flag_value;
 using detail::FlagSpec;
@@ -99,6 +99,13 @@ Result<Options> parse_options(int* argc, char** argv) {
          o.sample_runs = static_cast<int>(*n);
          return {};
        }},
+      {"internal_runs", false,
+       [&o](const std::string& where, std::string_view v) -> Result<void> {
+         auto n = detail::parse_flag_count(where, v);
+         if (!n || *n == 0 || *n > 100) return fail(bad_flag_value(where, v, "a number of runs from 1 to 100"));
+         o.suite_runs = static_cast<int>(*n);
+         return {};
+       }},
       {"internal_call_sites", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          if (v != "1") return fail(bad_flag_value(where, v, "1"));
@@ -117,4 +124,4 @@ Result<Options> parse_options(int* argc, char** argv) {
   return o;
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -7,19 +7,15 @@
 #include <chrono>
 #include <cstdint>
 
-#include <gtest/gtest.h>
-
+#include "heapgate/face.h"
 #include "heapgate/profile_scope.h"
 #include "heapgate/report.h"
 
-namespace heapgate::gtest {
-
-/// "Suite.Test", as GoogleTest's filter names it.
-std::string full_name(const ::testing::TestInfo& info);
+namespace heapgate::harness {
 
 /// The record of a finished test before anything is measured: its names,
-/// place, time, budgets and whether GoogleTest failed it.
-TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double duration_ms);
+/// place, time, budgets and whether its framework failed it.
+TestRecord test_record_of(const TestCase& test, const TestEnd& end, Mode mode, double duration_ms);
 
 /// Context switches so far, from two getrusage() calls.
 struct ContextSwitches {
@@ -49,15 +45,20 @@ inline constexpr std::chrono::milliseconds kStartedThreadsWait{1000};
 /// pool's blocks are setup, one that keeps leaking grows).
 void wait_for_started_threads(int threads_at_start, std::chrono::milliseconds budget = kStartedThreadsWait) noexcept;
 
-/// The record of a test that skipped itself (GTEST_SKIP()): verdict
-/// `skipped`, nothing measured, GoogleTest's skip message in the message.
-TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record);
+/// The record of a test that skipped itself: verdict `skipped`, nothing
+/// measured, the framework's skip reason in the message.
+TestRecord skipped_record(const TestEnd& end, TestRecord record);
 
-/// Adds what the test's scope measured. GoogleTest's own per-test
-/// allocations (`gtest_overhead`) are not the test's (docs/design.md §6); nor
+/// Adds what the test's scope measured. The framework's own per-test
+/// allocations (`framework_overhead`, Face::per_test_overhead()) are not the test's (docs/design.md §6); nor
 /// is the fixture object (`fixture_bytes`), which the counters skipped but a
 /// heap profile recorded.
-void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& gtest_overhead,
+void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& framework_overhead,
                      std::uint64_t fixture_bytes);
 
-}  // namespace heapgate::gtest
+/// Takes the blocks the framework allocated in the window on its own behalf
+/// (TestEnd::framework_allocations) off the test's counts, and those still
+/// live (TestEnd::framework_live_allocations) off what it left live.
+void take_framework_blocks(TestRecord& record, const TestEnd& end) noexcept;
+
+}  // namespace heapgate::harness

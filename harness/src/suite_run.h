@@ -22,10 +22,10 @@
 #include "plugin_run.h"
 #include "recording_children.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
-/// Whether this process runs one of GoogleTest's shards (GTEST_TOTAL_SHARDS).
-bool run_is_sharded();
+/// Whether this process runs one shard of a sharded run (Face::shard()).
+bool run_is_sharded(const Face& face);
 
 class SuiteRun {
  public:
@@ -112,4 +112,4 @@ class SuiteRun {
   bool recording_children_started_ = false;
 };
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -7,7 +7,7 @@
 #include "heapgate/gate.h"
 #include "heapgate/integration.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 bool GrowthChild::after_run(ProfileScope& scope, int iteration) {
   // What all runs so far left live; heapgate's own bookkeeping stays out.
@@ -21,4 +21,4 @@ bool GrowthChild::after_run(ProfileScope& scope, int iteration) {
 
 LiveGrowth GrowthChild::take() { return std::exchange(growth_, LiveGrowth{}); }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -3,10 +3,9 @@
 #include "rerun_child.h"
 
 #include "explainers.h"
-#include "gtest_frames.h"
 #include "test_requests.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 void collect_stacks(TestRecord& record, PluginRun& run, const Profile* in_memory) {
   const bool gated = gates_call_sites(record.name, run.options());
@@ -26,8 +25,8 @@ void collect_stacks(TestRecord& record, PluginRun& run, const Profile* in_memory
   if (record.call_sites_complete) {
     record.call_sites = std::move(all);
   } else if (in_memory != nullptr) {
-    record.call_sites = call_sites_of(without_gtest_overhead(top));
+    record.call_sites = call_sites_of(without_framework_stacks(top));
   }
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -9,8 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "gtest_flags.h"
-#include "gtest_frames.h"
+#include "call_site_frames.h"
 #include "heapgate/diff.h"
 #include "heapgate/gate.h"
 #include "heapgate/journal.h"
@@ -21,7 +20,7 @@
 #include "heapgate/sys.h"
 #include "plugin_run.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 NormalizeOptions with_lines() {
   NormalizeOptions options;
@@ -58,10 +57,19 @@ std::vector<StackSample> summarize_profile(const Profile& profile, ProfileNormal
       s.counts = n.scaled;
     }
     constexpr std::size_t kAll = static_cast<std::size_t>(-1);
-    *all_call_sites = call_sites_of(without_gtest_overhead(std::move(stacks)), kAll);
+    *all_call_sites = call_sites_of(without_framework_stacks(std::move(stacks)), kAll);
   }
   // Keep the top stacks by live bytes and by allocations: the gate picks per verdict.
   return top_stacks(normalized, limit);
+}
+
+std::vector<StackSample> without_framework_stacks(std::vector<StackSample> stacks) {
+  const Face* face = current_face();
+  if (face == nullptr) return stacks;
+  stacks.erase(std::remove_if(stacks.begin(), stacks.end(),
+                              [face](const StackSample& stack) { return face->is_framework_stack(stack); }),
+               stacks.end());
+  return stacks;
 }
 
 RerunExplainer::~RerunExplainer() {
@@ -127,19 +135,20 @@ RerunExplainer::RecordedCallSites recorded_call_sites(Report& report, const sys:
 
 }  // namespace
 
-Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const std::string& filter, bool keep_shard,
+Result<RerunExplainer::RecordedCallSites> RerunExplainer::call_sites(const TestSelection& selection, bool keep_shard,
                                                                      std::chrono::seconds budget) {
   // The tests it finished within the budget (its report journal) get their
   // call sites; the suite run names the others.
   sys::ProcessResult outcome;
-  auto report = run_children_report(filter, Mode::exact, 1, kCallSitesChildFlag, keep_shard, budget, &outcome,
+  auto report = run_children_report(selection, Mode::exact, 1, kCallSitesChildFlag, keep_shard, budget, &outcome,
                                     kCallSitesMoreFlags);
   if (!report) return fail(report.error());
   return recorded_call_sites(*report, outcome, budget);
 }
 
-Result<RerunExplainer::StartedCallSites> RerunExplainer::start_call_sites(const std::string& filter, bool keep_shard) {
-  auto run = prepare_children(filter, Mode::exact, 1, kCallSitesChildFlag, keep_shard, kCallSitesMoreFlags);
+Result<RerunExplainer::StartedCallSites> RerunExplainer::start_call_sites(const TestSelection& selection,
+                                                                          bool keep_shard) {
+  auto run = prepare_children(selection, Mode::exact, 1, kCallSitesChildFlag, keep_shard, kCallSitesMoreFlags);
   if (!run) return fail(run.error());
   // It dies with this process: a run that crashes or exits early leaves no
   // orphan re-running the suite.
@@ -157,11 +166,11 @@ Result<RerunExplainer::RecordedCallSites> RerunExplainer::finish_call_sites(cons
   return recorded_call_sites(*report, outcome, budget);
 }
 
-Result<Report> RerunExplainer::samples(const std::string& filter, bool keep_shard, int runs,
+Result<Report> RerunExplainer::samples(const TestSelection& selection, bool keep_shard, int runs,
                                        std::chrono::seconds budget, sys::ProcessResult* outcome) {
   // Counters: the counts are the same in every mode that measures exactly,
   // and the samples need no stacks.
-  return run_children_report(filter, Mode::counters, runs, "--heapgate_internal_samples=" + std::to_string(runs),
+  return run_children_report(selection, Mode::counters, runs, "--heapgate_internal_samples=" + std::to_string(runs),
                              keep_shard, budget, outcome);
 }
 
@@ -225,14 +234,17 @@ Result<Explanation> RerunExplainer::growing(const std::string& test, int repetit
   return e;
 }
 
-bool RerunExplainer::is_framework_stack(const StackSample& stack) const { return is_gtest_overhead(stack); }
+bool RerunExplainer::is_framework_stack(const StackSample& stack) const {
+  const Face* face = current_face();
+  return face != nullptr && face->is_framework_stack(stack);
+}
 
 Result<Measurement> RerunExplainer::remeasure(const std::string& test) {
   // Twice in one fresh process, the second run counted: the first pays for
   // what a process sets up once (name service modules, locale, a library's
   // tables), which the test did not pay in the suite, where earlier tests had.
   // A change in the test's code shows in both runs.
-  auto report = run_children_report(test, Mode::counters, 2, "--heapgate_internal_samples=2");
+  auto report = run_children_report(TestSelection{{test}, false}, Mode::counters, 2, "--heapgate_internal_samples=2");
   if (!report) return fail(report.error());
   const TestRecord* first = nullptr;
   const TestRecord* second = nullptr;
@@ -251,7 +263,7 @@ Result<Measurement> RerunExplainer::remeasure(const std::string& test) {
 
 Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode, int repeat,
                                              const std::string& child_flag) {
-  auto report = run_children_report(test, mode, repeat, child_flag);
+  auto report = run_children_report(TestSelection{{test}, false}, mode, repeat, child_flag);
   if (!report) return fail(report.error());
   for (auto& t : report->tests) {
     if (t.name == test) return std::move(t);
@@ -259,13 +271,15 @@ Result<TestRecord> RerunExplainer::run_child(const std::string& test, Mode mode,
   return fail(make_error(ErrorCode::unavailable, "re-run", "the re-run did not run " + test, ""));
 }
 
-Result<RerunExplainer::ChildRun> RerunExplainer::prepare_children(const std::string& filter, Mode mode, int repeat,
+Result<RerunExplainer::ChildRun> RerunExplainer::prepare_children(const TestSelection& selection, Mode mode, int repeat,
                                                                   const std::string& child_flag, bool keep_shard,
                                                                   const std::vector<std::string>& more_flags) {
   auto problem = [](std::string what) {
     return fail(make_error(ErrorCode::unavailable, "re-run", std::move(what), ""));
   };
   if (binary_path_.empty()) return problem("cannot find this executable's path");
+  const Face* face = current_face();
+  if (face == nullptr) return problem("no test framework face runs in this process");
   auto dir = sys::make_private_dir("heapgate-rerun.");
   if (!dir) return fail(dir.error());
   child_dirs_.push_back(*dir);
@@ -274,11 +288,11 @@ Result<RerunExplainer::ChildRun> RerunExplainer::prepare_children(const std::str
   run.mode = mode;
   sys::ProcessOptions& process = run.process;
   if (mode == Mode::exact) process.extra_env = {std::string("MALLOC_CONF=") + kExactMallocConf};
-  process.unset_env = {"HEAPGATE_MODE",     "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
-                       "HEAPGATE_PROFILES", "GTEST_OUTPUT"};
+  process.unset_env = {"HEAPGATE_MODE", "HEAPGATE_REPORT", "HEAPGATE_BASELINES", "HEAPGATE_UPDATE_BASELINES",
+                       "HEAPGATE_PROFILES"};
+  for (std::string& name : face->child_unset_env()) process.unset_env.push_back(std::move(name));
   if (!keep_shard) {
-    process.unset_env.push_back("GTEST_TOTAL_SHARDS");
-    process.unset_env.push_back("GTEST_SHARD_INDEX");
+    for (std::string& name : face->shard_env()) process.unset_env.push_back(std::move(name));
   }
   if (own_temp_dirs_) {
     const std::string temp = *dir + "/tmp";
@@ -288,23 +302,21 @@ Result<RerunExplainer::ChildRun> RerunExplainer::prepare_children(const std::str
     process.extra_env.push_back("TMPDIR=" + temp);
     process.extra_env.push_back("TEST_TMPDIR=" + temp);
   }
-  run.argv = {binary_path_, "--gtest_filter=" + filter, "--gtest_repeat=" + std::to_string(repeat),
-              "--heapgate_mode=" + std::string(to_string(mode)), "--heapgate_report=" + *dir,
-              // Its dumps too: the child's own temp directory goes when it exits.
-              "--heapgate_profiles=" + *dir, child_flag,
-              "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)};
-  // The child runs the disabled tests only if this run did: a re-run of the
-  // whole suite (a baseline's call sites) must not start a DISABLED_ test the
-  // user never runs, such as snappy's 4 GB one.
-  if (HEAPGATE_GTEST_FLAG(also_run_disabled_tests)) run.argv.push_back("--gtest_also_run_disabled_tests");
+  run.argv = {binary_path_};
+  for (std::string& argument : face->child_arguments(selection, repeat)) run.argv.push_back(std::move(argument));
+  for (std::string flag :
+       {"--heapgate_mode=" + std::string(to_string(mode)), "--heapgate_report=" + *dir,
+        // Its dumps too: the child's own temp directory goes when it exits.
+        "--heapgate_profiles=" + *dir, child_flag, "--heapgate_top_stacks=" + std::to_string(options_.top_stacks)}) {
+    run.argv.push_back(std::move(flag));
+  }
   run.argv.insert(run.argv.end(), more_flags.begin(), more_flags.end());
   if (!options_.gate_call_sites.empty()) run.argv.push_back("--heapgate_gate_call_sites=" + options_.gate_call_sites);
   const std::string binary_name = binary_path_.substr(binary_path_.rfind('/') + 1);
   std::string stem = binary_name;
-  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
-  const char* index = std::getenv("GTEST_SHARD_INDEX");
-  if (keep_shard && total != nullptr && index != nullptr)
-    stem = report_stem(binary_name, std::atoi(index), std::atoi(total));
+  if (const std::optional<Shard> shard = face->shard(); keep_shard && shard) {
+    stem = report_stem(binary_name, shard->index, shard->total);
+  }
   run.report_path = *dir + "/" + stem + ".json";
   return run;
 }
@@ -320,11 +332,11 @@ Result<Report> RerunExplainer::read_children_report(const ChildRun& run, const s
   return std::move(*report);
 }
 
-Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mode mode, int repeat,
+Result<Report> RerunExplainer::run_children_report(const TestSelection& selection, Mode mode, int repeat,
                                                    const std::string& child_flag, bool keep_shard,
                                                    std::chrono::seconds timeout, sys::ProcessResult* outcome,
                                                    const std::vector<std::string>& more_flags) {
-  auto run = prepare_children(filter, mode, repeat, child_flag, keep_shard, more_flags);
+  auto run = prepare_children(selection, mode, repeat, child_flag, keep_shard, more_flags);
   if (!run) return fail(run.error());
   run->process.timeout = timeout;
   auto ran = sys::run_process(run->argv, run->process);
@@ -333,4 +345,4 @@ Result<Report> RerunExplainer::run_children_report(const std::string& filter, Mo
   return read_children_report(*run, *ran);
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

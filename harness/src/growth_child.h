@@ -9,7 +9,7 @@
 #include "heapgate/profile_scope.h"
 #include "heapgate/report.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 class GrowthChild {
  public:
@@ -36,4 +36,4 @@ class GrowthChild {
   LiveGrowth growth_;
 };
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

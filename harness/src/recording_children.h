@@ -19,7 +19,7 @@
 #include "explainers.h"
 #include "learned_spread.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 class RecordingChildren {
  public:
@@ -53,4 +53,4 @@ class RecordingChildren {
   std::future<Spread> spread_;
 };
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

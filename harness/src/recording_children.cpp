@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 // Runs `run(explainer)` on a thread of its own, timed. The explainer lives
@@ -32,7 +32,7 @@ RecordingChildren::RecordingChildren(const Options& options, const std::string& 
     : spread_request_(std::move(spread)) {
   if (sites) {
     call_sites_ = in_background(options, binary_path, symbolizer, [tests = *sites, budget](RerunExplainer& e) {
-      return e.call_sites(tests.filter, tests.keep_shard, budget);
+      return e.call_sites(tests.selection, tests.keep_shard, budget);
     });
   }
   if (spread_request_) {
@@ -52,4 +52,4 @@ std::optional<RecordingChildren::Spread> RecordingChildren::spread() {
   return spread_.get();
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

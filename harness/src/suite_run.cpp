@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "explainers.h"
-#include "gtest_flags.h"
 #include "heapgate/baseline_writer.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
@@ -20,7 +19,7 @@
 #include "run_guard.h"
 #include "test_requests.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 [[noreturn]] void setup_failed(const Error& error) {
@@ -30,10 +29,7 @@ namespace {
 }
 
 // Only an unfiltered, unsharded run can tell that a test is missing.
-bool whole_suite_ran() {
-  const std::string filter = HEAPGATE_GTEST_FLAG(filter);
-  return filter == "*" && std::getenv("GTEST_TOTAL_SHARDS") == nullptr;
-}
+bool whole_suite_ran(const Face& face) { return face.runs_whole_suite() && !face.shard(); }
 
 // What the test itself asked of the gate, with what it measured.
 Observation observation_of_test(const TestRecord& record, const Options& options) {
@@ -66,7 +62,7 @@ bool live_beyond_baseline(const Observation& observation, const BaselineEntry* b
 
 }  // namespace
 
-bool run_is_sharded() { return std::getenv("GTEST_TOTAL_SHARDS") != nullptr; }
+bool run_is_sharded(const Face& face) { return face.shard().has_value(); }
 
 SuiteRun::SuiteRun(PluginRun& run) : run_(run), started_(std::chrono::steady_clock::now()) {
   const Options& options = run_.options();
@@ -239,7 +235,7 @@ void SuiteRun::finish_judging(TestRecord record, Observation observation, bool j
   if (!note.empty()) record.message += (record.message.empty() ? "" : "\n") + note;
   // Before the explainer goes, and its children's directories with it.
   run_.keeper().keep(record, own_profile);
-  if (!failure.empty()) ADD_FAILURE_AT(record.file.empty() ? "unknown" : record.file.c_str(), record.line) << failure;
+  if (!failure.empty()) run_.face().add_failure(record.file.empty() ? "unknown" : record.file, record.line, failure);
   if (!journaled) {
     add(std::move(record));
     return;
@@ -262,19 +258,20 @@ void SuiteRun::add(TestRecord record) {
 }
 
 // GoogleTest decides the exit status after each iteration: a failure added
-// here, outside any test, fails the run.
+// here, outside any test, fails the run (every face's add_failure() does).
 void SuiteRun::iteration_end() {
   start_recording_children();
   judge_deferred();
   if (!run_.report_error().empty()) {
-    ADD_FAILURE() << "heapgate: no report: " << run_.report_error();
+    run_.face().add_failure("", 0, "heapgate: no report: " + run_.report_error());
     // Also where `heapgate run` and a reader of stderr look for it.
     std::fprintf(stderr, "heapgate: no report: %s\n", run_.report_error().c_str());
   }
   if (run_.options().fingerprint == FingerprintCheck::strict && !environment_change_.empty()) {
-    ADD_FAILURE() << "heapgate: " << environment_change_
-                  << "; fix: record the baselines in this environment (--heapgate_update_baselines or heapgate "
-                     "accept), or run with --heapgate_fingerprint=warn";
+    run_.face().add_failure("", 0,
+                            "heapgate: " + environment_change_ +
+                                "; fix: record the baselines in this environment (--heapgate_update_baselines or "
+                                "heapgate accept), or run with --heapgate_fingerprint=warn");
   }
 }
 
@@ -297,7 +294,7 @@ void SuiteRun::end() {
     std::fprintf(stderr, "heapgate: nothing was measured: %s\n", run_.unavailable_reason().c_str());
   }
   ReportWriter* report = run_.report();
-  if (report != nullptr && !baseline_path_.empty() && baseline_.exists && whole_suite_ran()) {
+  if (report != nullptr && !baseline_path_.empty() && baseline_.exists && whole_suite_ran(run_.face())) {
     // Baseline entries of tests that no longer exist: reported, not failed,
     // so a removed test is noticed and its entry can be dropped on review.
     for (TestRecord& missing : missing_tests(records_, baseline_)) (void)report->add(std::move(missing));
@@ -337,7 +334,7 @@ void SuiteRun::end() {
     recording_sites = Clock::now() - tests_ended;
     if (run_.mode() != Mode::off && run_.options().learn_spread) {
       RerunExplainer explainer(run_.options(), run_.binary_path(), run_.symbolizer());
-      learn_spread(records_, explainer, HEAPGATE_GTEST_FLAG(filter), child_budget());
+      learn_spread(records_, explainer, child_budget());
     }
     learning_spread = Clock::now() - tests_ended - recording_sites;
   }
@@ -391,4 +388,4 @@ void SuiteRun::say_where_time_went(std::chrono::steady_clock::duration suite, st
                side_by_side ? " (these two side by side, while the tests were judged)" : "");
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -7,11 +7,11 @@
 #include <map>
 #include <vector>
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 // An argument this long still passes exec (Linux allows 128 KiB a string);
-// a longer list of names runs the whole filter instead.
+// a longer list of names runs the run's own selection instead.
 constexpr std::size_t kMostFilterBytes = 64 * 1024;
 
 bool sampled_measurement(const TestRecord& r) {
@@ -21,9 +21,11 @@ bool sampled_measurement(const TestRecord& r) {
 
 }  // namespace
 
-ChildTests child_tests(const std::string& names, const std::string& run_filter) {
-  if (names.size() <= kMostFilterBytes) return ChildTests{names, false};
-  return ChildTests{run_filter, true};
+ChildTests child_tests(std::vector<std::string> names) {
+  std::size_t bytes = 0;
+  for (const std::string& name : names) bytes += name.size() + 1;
+  if (bytes <= kMostFilterBytes) return ChildTests{TestSelection{std::move(names), false}, false};
+  return ChildTests{TestSelection{{}, true}, true};
 }
 
 bool may_vary(const TestRecord& record) {
@@ -36,9 +38,8 @@ bool may_vary(const TestRecord& record) {
          record.interrupted == Interruption::none;
 }
 
-std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, const std::string& run_filter,
-                                            int runs_elsewhere) {
-  std::string names;
+std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>& tests, int runs_elsewhere) {
+  std::vector<std::string> names;
   std::size_t learned = 0;
   // The runs each test still lacks: the exact run that recorded the call
   // sites may have counted the tests it finished (record_call_sites()).
@@ -46,7 +47,7 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
   double milliseconds = 0;
   for (const TestRecord* t : tests) {
     if (!may_vary(*t)) continue;
-    names += (names.empty() ? "" : ":") + t->name;
+    names.push_back(t->name);
     ++learned;
     have = std::min(have, t->samples.size());
     milliseconds += t->duration_ms;
@@ -56,8 +57,8 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
   const int runs = wanted - static_cast<int>(have) - runs_elsewhere;
   if (runs <= 0) return std::nullopt;
   SpreadRequest request;
-  ChildTests child = child_tests(names, run_filter);
-  request.filter = std::move(child.filter);
+  ChildTests child = child_tests(std::move(names));
+  request.selection = std::move(child.selection);
   request.keep_shard = child.keep_shard;
   request.runs = runs;
   request.tests = learned;
@@ -68,7 +69,7 @@ std::optional<SpreadRequest> spread_request(const std::vector<const TestRecord*>
 
 SpreadSamples run_spread(RerunExplainer& explainer, const SpreadRequest& request, std::chrono::seconds budget) {
   sys::ProcessResult outcome;
-  Result<Report> report = explainer.samples(request.filter, request.keep_shard, request.runs, budget, &outcome);
+  Result<Report> report = explainer.samples(request.selection, request.keep_shard, request.runs, budget, &outcome);
   return SpreadSamples{std::move(report), std::move(outcome)};
 }
 
@@ -119,13 +120,13 @@ void take_spread(Report& run, const SpreadRequest& request, const SpreadSamples&
   }
 }
 
-void learn_spread(Report& run, RerunExplainer& explainer, const std::string& run_filter, std::chrono::seconds budget) {
+void learn_spread(Report& run, RerunExplainer& explainer, std::chrono::seconds budget) {
   std::vector<const TestRecord*> tests;
   for (const TestRecord& t : run.tests) tests.push_back(&t);
-  const std::optional<SpreadRequest> request = spread_request(tests, run_filter, /*runs_elsewhere=*/0);
+  const std::optional<SpreadRequest> request = spread_request(tests, /*runs_elsewhere=*/0);
   if (!request) return;
   const SpreadSamples samples = run_spread(explainer, *request, budget);
   take_spread(run, *request, samples, budget);
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -12,7 +12,7 @@
 
 #include "heapgate/report.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 /// What the guard does, once a test is running:
 /// - a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) or a
@@ -57,4 +57,4 @@ std::uint64_t guard_thread_switches() noexcept;
 /// The threads the guard runs: 1 while its watchdog runs, else 0.
 int guard_threads() noexcept;
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

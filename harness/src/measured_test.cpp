@@ -15,27 +15,24 @@
 #include "run_guard.h"
 #include "test_requests.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 std::uint64_t minus(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : 0; }
 
 }  // namespace
 
-std::string full_name(const ::testing::TestInfo& info) {
-  return std::string(info.test_suite_name()) + "." + info.name();
-}
-
-TestRecord test_record_of(const ::testing::TestInfo& info, Mode mode, double duration_ms) {
+TestRecord test_record_of(const TestCase& test, const TestEnd& end, Mode mode, double duration_ms) {
   TestRecord record;
-  record.name = full_name(info);
-  record.suite = info.test_suite_name();
-  record.test = info.name();
-  record.file = info.file() != nullptr ? info.file() : "";
-  record.line = info.line();
+  record.name = test.name;
+  record.suite = test.suite;
+  record.test = test.test;
+  record.file = test.file;
+  record.line = test.line;
   record.mode = mode;
   record.duration_ms = duration_ms;
-  record.gtest_failed = info.result()->Failed();
+  // The report's field keeps GoogleTest's name; it is any framework's own failure.
+  record.gtest_failed = end.failed;
   for (std::size_t i = 0; i < kMetricCount; ++i) {
     if (test_requests().limited[i]) {
       record.budgets[std::string(to_string(static_cast<MetricName>(i)))] = test_requests().limits[i];
@@ -88,27 +85,20 @@ void wait_for_started_threads(int threads_at_start, std::chrono::milliseconds bu
   }
 }
 
-TestRecord skipped_record(const ::testing::TestInfo& info, TestRecord record) {
+TestRecord skipped_record(const TestEnd& end, TestRecord record) {
   record.verdict = Verdict::skipped;
-  record.message = "skipped: the test skipped itself (GTEST_SKIP()); nothing was measured or judged";
-  const ::testing::TestResult& result = *info.result();
-  for (int i = 0; i < result.total_part_count(); ++i) {
-    const ::testing::TestPartResult& part = result.GetTestPartResult(i);
-    if (part.skipped() && part.message() != nullptr && *part.message() != '\0') {
-      record.message += ": " + std::string(part.message());
-      break;
-    }
-  }
+  record.message = "skipped: " + end.skip_reason + "; nothing was measured or judged";
+  if (!end.skip_message.empty()) record.message += ": " + end.skip_message;
   return record;
 }
 
-void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& gtest_overhead,
+void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics& framework_overhead,
                      std::uint64_t fixture_bytes) {
   record.metrics = from_scope(scope);
   record.not_measured = not_measured_by(scope);
-  record.metrics.allocations = minus(record.metrics.allocations, gtest_overhead.allocations);
-  record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, gtest_overhead.allocated_bytes);
-  record.metrics.peak_bytes = minus(record.metrics.peak_bytes, gtest_overhead.allocated_bytes);
+  record.metrics.allocations = minus(record.metrics.allocations, framework_overhead.allocations);
+  record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, framework_overhead.allocated_bytes);
+  record.metrics.peak_bytes = minus(record.metrics.peak_bytes, framework_overhead.allocated_bytes);
   const bool profiled = !scope.profile_path.empty() || scope.profile != nullptr;
   if (profiled && fixture_bytes > 0) {
     record.metrics.allocations = minus(record.metrics.allocations, 1);
@@ -121,4 +111,11 @@ void add_measurement(TestRecord& record, const ScopeResult& scope, const Metrics
   if (!scope.profile_path.empty()) record.profiles.push_back(scope.profile_path);
 }
 
-}  // namespace heapgate::gtest
+void take_framework_blocks(TestRecord& record, const TestEnd& end) noexcept {
+  record.metrics.allocations = minus(record.metrics.allocations, end.framework_allocations);
+  record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, end.framework_bytes);
+  record.metrics.live_allocations = minus(record.metrics.live_allocations, end.framework_live_allocations);
+  record.metrics.live_bytes = minus(record.metrics.live_bytes, end.framework_live_bytes);
+}
+
+}  // namespace heapgate::harness

@@ -18,7 +18,7 @@
 #include "heapgate/symbolizer.h"
 #include "heapgate/sys.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 namespace {
 
 enum State : int { kIdle, kRunning, kInterrupted };
@@ -283,4 +283,4 @@ void guard_test_ended() {
   }
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // What the running test asked for through the HEAPGATE_* macros
-// (heapgate/gtest.h), for the listener to read when the test ends.
+// (heapgate/harness.h), for the listener to read when the test ends.
 #pragma once
 
 #include <array>
@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <string>
 
-#include "heapgate/gtest.h"
+#include "heapgate/harness.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 inline constexpr std::size_t kMetricCount = 5;
 
@@ -35,4 +35,4 @@ bool gates_call_sites(const std::string& test, const Options& options);
 /// --heapgate_measure_alone_skip selects it.
 bool measures_alone(const std::string& test, const Options& options);
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

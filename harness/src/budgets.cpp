@@ -1,15 +1,35 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// What test code asks of the gate (heapgate/gtest.h): budgets, the leak
-// check, call-site gating, scoped budgets; and GoogleTest's filter syntax.
+// What test code asks of the gate (heapgate/harness.h): budgets, the leak
+// check, call-site gating, scoped budgets; and heapgate's test filter syntax.
+#include <cstdio>
 #include <string>
 #include <string_view>
 
 #include "heapgate/gate.h"
-#include "heapgate/gtest.h"
+#include "heapgate/face.h"
+#include "heapgate/harness.h"
 #include "test_requests.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
+
+namespace {
+
+// Budgets are declared in test code: the failure is the running test's,
+// through its framework; without one (a budget outside any gated run),
+// stderr still says it.
+void fail_test(const char* file, int line, const std::string& text) noexcept {
+  try {
+    if (Face* face = current_face()) {
+      face->add_failure(file == nullptr ? "" : file, line, text);
+      return;
+    }
+  } catch (...) {
+  }
+  std::fprintf(stderr, "%s:%d: %s\n", file == nullptr ? "unknown" : file, line, text.c_str());
+}
+
+}  // namespace
 
 TestRequests& test_requests() noexcept {
   static TestRequests requests;
@@ -30,7 +50,7 @@ void limit(MetricName metric, const char* size) noexcept {
     return;
   }
   // A typo in a budget must not pass silently as "no budget".
-  ADD_FAILURE() << "heapgate: budget " << to_string(metric) << ": " << parsed.error().message();
+  fail_test(nullptr, 0, "heapgate: budget " + std::string(to_string(metric)) + ": " + parsed.error().message());
 }
 
 void check_leaks(bool enabled) noexcept { test_requests().leak_check = enabled ? 1 : 0; }
@@ -98,7 +118,8 @@ ScopedLimit::ScopedLimit(MetricName metric, const char* size, const char* file, 
     : metric_(metric), file_(file), line_(line) {
   auto parsed = parse_size(size == nullptr ? "" : size);
   if (!parsed) {
-    ADD_FAILURE_AT(file, line) << "heapgate: scoped budget " << to_string(metric) << ": " << parsed.error().message();
+    fail_test(file, line,
+              "heapgate: scoped budget " + std::string(to_string(metric)) + ": " + parsed.error().message());
     return;
   }
   limit_ = *parsed;
@@ -111,7 +132,7 @@ ScopedLimit::~ScopedLimit() {
   auto result = scope_->finish();
   if (!result || result->bytes_only) return;  // nothing counted: nothing to say
   const std::string over = explain_over_budget(metric_, limit_, from_scope(*result));
-  if (!over.empty()) ADD_FAILURE_AT(file_, line_) << "heapgate: " << over << " in this block";
+  if (!over.empty()) fail_test(file_, line_, "heapgate: " + over + " in this block");
 }
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// The two ways the GoogleTest plugin explains a test (heapgate/explain.h):
+// The two ways the engine explains a test (heapgate/explain.h):
 // from a heap profile this process wrote (the test ran in exact mode), or by
 // running the test again alone in exact mode in a child process.
 #pragma once
@@ -12,12 +12,13 @@
 #include <string>
 
 #include "heapgate/explain.h"
-#include "heapgate/gtest.h"
+#include "heapgate/face.h"
+#include "heapgate/harness.h"
 #include "heapgate/normalize.h"
 #include "heapgate/symbolizer.h"
 #include "heapgate/sys.h"
 
-namespace heapgate::gtest {
+namespace heapgate::harness {
 
 /// How long recording a baseline may spend on its call sites (one exact run
 /// of the recorded tests): this many times the suite run's own time, and at
@@ -34,9 +35,9 @@ NormalizeOptions with_lines();
 
 /// The stacks of one exact-mode heap profile, as report summaries: the top
 /// `limit` stacks by live bytes and by allocations, each with its own counts.
-/// With `all_call_sites`, also every call site of all its stacks but
-/// GoogleTest's own (call_sites_of() with no limit of
-/// without_gtest_overhead(), for a test whose call sites are gated), from
+/// With `all_call_sites`, also every call site of all its stacks but the
+/// framework's own (call_sites_of() with no limit of
+/// without_framework_stacks(), for a test whose call sites are gated), from
 /// the same reading of the profile.
 /// The profile file also gets its symbols sidecar.
 std::vector<StackSample> summarize_profile(const std::string& profile_path, ProfileNormalizer& normalizer,
@@ -56,8 +57,12 @@ inline bool keeps_all_call_sites(bool gated, const std::vector<CallSite>& all) {
   return gated || all.size() <= kAllCallSitesUpTo;
 }
 
-/// Re-runs one test of this binary in a child process (exact mode,
-/// `--gtest_filter=NAME --gtest_repeat=N`, `--heapgate_internal_child=N`) and
+/// `stacks` without those the face's Face::is_framework_stack() holds, in their order.
+std::vector<StackSample> without_framework_stacks(std::vector<StackSample> stacks);
+
+/// Re-runs one test of this binary in a child process (exact mode, the
+/// face's Face::child_arguments() for that test and N runs, e.g.
+/// `--gtest_filter=NAME --gtest_repeat=N`; `--heapgate_internal_child=N`) and
 /// reads the record the child writes. When the test already ran in exact
 /// mode in this process (`own_profile`), explain() reads that profile instead.
 ///
@@ -86,7 +91,7 @@ class RerunExplainer : public Explainer {
   Result<LiveGrowth> growth(const std::string& test, int repetitions) override;
   Result<Explanation> growing(const std::string& test, int repetitions) override;
   Result<Measurement> remeasure(const std::string& test) override;
-  /// GoogleTest's own stacks (is_gtest_overhead(), gtest_frames.h).
+  /// The framework's own stacks (Face::is_framework_stack()).
   bool is_framework_stack(const StackSample& stack) const override;
   /// What call_sites() measured of one test.
   struct MeasuredCallSites {
@@ -105,11 +110,11 @@ class RerunExplainer : public Explainer {
     /// of 600 s", "crashed (signal 11)"), "" when it ran them all.
     std::string cut_short;
   };
-  /// Every test `filter` selects, run once in exact mode in one child: the
+  /// Every test `selection` selects, run once in exact mode in one child: the
   /// call sites of each (for a baseline being recorded). The child is stopped
   /// after `budget`; the tests it finished by then have their call sites.
   /// `keep_shard` as for samples().
-  Result<RecordedCallSites> call_sites(const std::string& filter, bool keep_shard, std::chrono::seconds budget);
+  Result<RecordedCallSites> call_sites(const TestSelection& selection, bool keep_shard, std::chrono::seconds budget);
 
   /// A child's command line, environment and directory, before it starts.
   struct ChildRun {
@@ -126,26 +131,28 @@ class RerunExplainer : public Explainer {
     ChildRun run;
     sys::StartedProcess process;
   };
-  Result<StartedCallSites> start_call_sites(const std::string& filter, bool keep_shard);
+  Result<StartedCallSites> start_call_sites(const TestSelection& selection, bool keep_shard);
   /// Waits at most `budget` more for a started call-sites child.
   Result<RecordedCallSites> finish_call_sites(const StartedCallSites& started, std::chrono::seconds budget);
-  /// Every test `filter` selects, run `runs` times more in one child,
+  /// Every test `selection` selects, run `runs` times more in one child,
   /// counting: the child's records, `runs` a test (fewer when it was cut
   /// short: `outcome` says how it ended). `keep_shard`: the child runs this
-  /// shard's share of `filter`, as this process does.
-  Result<Report> samples(const std::string& filter, bool keep_shard, int runs, std::chrono::seconds budget,
+  /// shard's share of `selection`, as this process does.
+  Result<Report> samples(const TestSelection& selection, bool keep_shard, int runs, std::chrono::seconds budget,
                          sys::ProcessResult* outcome);
 
  private:
   // Runs the child and returns its record of `test`. `child_flag` is
   // --heapgate_internal_child=N or --heapgate_internal_growth=N.
   Result<TestRecord> run_child(const std::string& test, Mode mode, int repeat, const std::string& child_flag);
-  Result<ChildRun> prepare_children(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
-                                    bool keep_shard, const std::vector<std::string>& more_flags);
+  Result<ChildRun> prepare_children(const TestSelection& selection, Mode mode, int repeat,
+                                    const std::string& child_flag, bool keep_shard,
+                                    const std::vector<std::string>& more_flags);
   static Result<Report> read_children_report(const ChildRun& run, const sys::ProcessResult& ran);
   // `outcome`, when given, says how the child ended.
-  Result<Report> run_children_report(const std::string& filter, Mode mode, int repeat, const std::string& child_flag,
-                                     bool keep_shard = false, std::chrono::seconds timeout = std::chrono::seconds(600),
+  Result<Report> run_children_report(const TestSelection& selection, Mode mode, int repeat,
+                                     const std::string& child_flag, bool keep_shard = false,
+                                     std::chrono::seconds timeout = std::chrono::seconds(600),
                                      sys::ProcessResult* outcome = nullptr,
                                      const std::vector<std::string>& more_flags = {});
 
@@ -158,4 +165,4 @@ class RerunExplainer : public Explainer {
   std::vector<std::string> child_dirs_;  // removed by the destructor
 };
 
-}  // namespace heapgate::gtest
+}  // namespace heapgate::harness
