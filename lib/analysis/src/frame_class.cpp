@@ -110,7 +110,10 @@ FrameClass classify_frame(std::string_view function, std::string_view file, std:
   const std::string bare = bare_function_name(function);
   if (bare == "main") return FrameClass::main;
   if (is_jemalloc_module(module) || is_allocator(bare)) return FrameClass::allocator;
+  // Every framework a face covers (heapgate/face.h): its frames are the
+  // harness's, not the test's, like GoogleTest's.
   if (starts_with(bare, "testing::") || bare == "RUN_ALL_TESTS") return FrameClass::gtest;
+  if (starts_with(bare, "Catch::") || starts_with(bare, "doctest::")) return FrameClass::gtest;
   if (is_heapgate(bare, file)) return FrameClass::heapgate;
   if (is_outer(bare)) return FrameClass::outer;
   return FrameClass::user;

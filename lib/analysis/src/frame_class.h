@@ -14,7 +14,7 @@ enum class FrameClass : std::uint8_t {
   user,       ///< kept
   allocator,  ///< dropped in the innermost run (malloc, operator new, jemalloc, ...)
   heapgate,   ///< heapgate's own library frames: dropped anywhere
-  gtest,      ///< GoogleTest's frames: dropped anywhere (and then `main` too)
+  gtest,      ///< A test framework's frames (GoogleTest, Catch2, doctest): dropped anywhere (and then `main` too)
   outer,      ///< start-up and thread-start frames: dropped in the outermost run
   main,       ///< `main`: everything outward of it is dropped
   dropped,    ///< matched NormalizeOptions::drop_frames: dropped anywhere

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The Catch2 face: Catch2 v2 suites gated as GoogleTest suites are. Link
+// heapgate::catch2_main for a drop-in main(); a suite with its own main()
+// defines CATCH_CONFIG_RUNNER and calls heapgate::catch2::run() from it.
+#pragma once
+
+#include "heapgate/harness.h"
+
+// Catch2 v3 moved to <catch2/catch_test_macros.hpp> and a compiled library,
+// with another listener interface; this face is written against v2's.
+#if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR != 2
+#error "heapgate::catch2 supports Catch2 v2 (catch2/catch.hpp, 2.13 or later) only; Catch2 v3 is not covered yet"
+#endif
+#if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR == 2 && CATCH_VERSION_MINOR < 13
+#error "heapgate::catch2 needs Catch2 2.13 or later (the version it is tested with, Debian 12's); fix: update Catch2"
+#endif
+#if defined(CATCH_CONFIG_MAIN)
+#error \
+    "heapgate/catch2.h: CATCH_CONFIG_MAIN gives Catch2's own main(), which runs every test unmeasured; fix: link heapgate::catch2_main and drop CATCH_CONFIG_MAIN, or define CATCH_CONFIG_RUNNER and return heapgate::catch2::run(argc, argv) from your main()"
+#endif
+
+namespace heapgate::catch2 {
+
+namespace detail {
+/// run()'s steps, for the inline run() below: Catch::Session is declared
+/// only where CATCH_CONFIG_RUNNER compiles Catch2's implementation.
+/// start(): heapgate's flags out of argv (and the one re-exec for
+/// jemalloc's settings), heapgate's listener registered; returns how many
+/// times the session runs (1, or a re-run child's --heapgate_internal_runs).
+int start(int* argc, char** argv);
+void iteration_start(int iteration);
+void iteration_end(int iteration);
+/// Ends the gated run: `catch_status` is the session's exit status; the
+/// result fails when heapgate failed a test, though every assertion passed.
+int finish(int catch_status);
+}  // namespace detail
+
+#if defined(CATCH_CONFIG_RUNNER)
+/// Runs the Catch2 session with heapgate gating every test case: what
+/// `Catch::Session().run(argc, argv)` does in an own main(), plus the
+/// `--heapgate_*` flags (heapgate/harness.h). One measurement window per
+/// TEST_CASE, from its first section to its end (sections share their test
+/// case's window: a child process can select a test case, not a section).
+/// Returns the exit status: Catch2's, or 1 when only heapgate failed a test.
+inline int run(int argc, char** argv) {
+  const int runs = detail::start(&argc, argv);
+  Catch::Session session;
+  if (const int bad = session.applyCommandLine(argc, argv); bad != 0) return bad;
+  int status = 0;
+  for (int i = 0; i < runs; ++i) {
+    detail::iteration_start(i);
+    const int ran = session.run();
+    if (ran > status) status = ran;
+    detail::iteration_end(i);
+  }
+  return detail::finish(status);
+}
+#endif
+
+}  // namespace heapgate::catch2

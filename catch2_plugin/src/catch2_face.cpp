@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// The Catch2 face: a Catch2 v2 event listener that drives the engine
+// (heapgate/face.h), and the Face that answers for Catch2.
+//
+// The window of a test case opens at its first section (the test case's own,
+// which RunContext starts after it built the test case's tracker) and closes
+// at testCaseEnded(), before any reporter prints. Listeners get every event
+// before the reporter does (ListeningReporter).
+#define CATCH_CONFIG_EXTERNAL_INTERFACES
+#include <catch2/catch.hpp>
+
+#include <malloc.h>
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "heapgate/catch2.h"
+#include "heapgate/face.h"
+
+namespace heapgate::catch2 {
+namespace {
+
+// Catch2's test spec: a quoted name is matched whole; `\` escapes the next
+// character, and `,` separates alternatives even inside quotes.
+std::string quoted_test_spec(const std::string& name) {
+  std::string spec = "\"";
+  for (const char c : name) {
+    if (c == '\\' || c == '"' || c == ',') spec += '\\';
+    spec += c;
+  }
+  return spec + "\"";
+}
+
+class Catch2Face final : public harness::Face {
+ public:
+  const char* framework() const noexcept override { return "Catch2"; }
+
+  // Catch2 offers no way to fail a test case after it ended: the failure is
+  // printed where a compiler would put it, and the run's exit status says it.
+  void add_failure(const std::string& file, int line, const std::string& text) override {
+    ++failures_;
+    if (file.empty()) {
+      std::fprintf(stderr, "heapgate: %s%s\n", current_.empty() ? "" : (current_ + ": ").c_str(), text.c_str());
+    } else {
+      std::fprintf(stderr, "%s:%d: FAILED (heapgate) %s:\n%s\n", file.c_str(), line, current_.c_str(), text.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  std::vector<std::string> child_arguments(const harness::TestSelection& selection, int runs) const override {
+    std::vector<std::string> arguments;
+    if (selection.whole_run) {
+      arguments = tests_or_tags_;
+    } else {
+      std::string spec;
+      for (const std::string& name : selection.names) spec += (spec.empty() ? "" : ",") + quoted_test_spec(name);
+      arguments.push_back(spec);
+    }
+    arguments.push_back("--heapgate_internal_runs=" + std::to_string(runs));
+    return arguments;
+  }
+
+  bool runs_whole_suite() const override { return tests_or_tags_.empty(); }
+
+  bool is_framework_stack(const StackSample& stack) const override { return harness::is_framework_only_stack(stack); }
+
+  void set_tests_or_tags(std::vector<std::string> specs) { tests_or_tags_ = std::move(specs); }
+  void set_current(std::string name) { current_ = std::move(name); }
+  int failures() const noexcept { return failures_; }
+
+ private:
+  std::vector<std::string> tests_or_tags_;
+  std::string current_;
+  int failures_ = 0;
+};
+
+// What outlives each Session::run(): Catch2 makes its listeners anew for
+// every run, and a re-run child runs the session several times.
+struct Catch2Run {
+  Catch2Face face;
+  std::optional<harness::TestEngine> engine;
+  std::optional<harness::TestCase> current;
+  bool window_pending = false;
+  int sections = 0;
+  // The run's reporter derives from StreamingReporterBase, and no test case
+  // of this run has opened a window yet.
+  bool streaming_reporter = false;
+  bool first_case = true;
+};
+
+// Catch2's reporters that derive from StreamingReporterBase (its own
+// console, compact, xml, tap, teamcity and automake).
+bool streams(const std::string& reporter) {
+  for (const char* name : {"console", "compact", "xml", "tap", "teamcity", "automake"}) {
+    if (reporter == name) return true;
+  }
+  return false;
+}
+
+// The block StreamingReporterBase's section stack takes for its first
+// section: one SectionInfo, whose size is a jemalloc size class (80 bytes
+// with libstdc++ on 64-bit Linux).
+constexpr std::size_t kSectionStackBlock = sizeof(Catch::SectionInfo);
+static_assert(kSectionStackBlock % 16 == 0 || kSectionStackBlock <= 128,
+              "the section stack's block is taken to be its own usable size");
+
+Catch2Run& gated_run() {
+  static Catch2Run run;
+  return run;
+}
+
+// The blocks of the stats Catch2 hands to testCaseEnded(): built after the
+// test's last section, inside its window, and freed right after the
+// listeners return, so they are live when the window closes but are not the
+// test's. Their usable sizes, as the window counts them.
+struct HeldBlocks {
+  std::uint64_t allocations = 0;
+  std::uint64_t bytes = 0;
+  void add_block(std::size_t usable) {
+    ++allocations;
+    bytes += usable;
+  }
+  void add_string(const std::string& s) {
+    if (s.capacity() <= 15) return;  // libstdc++'s small-string buffer: no block
+    add_block(::malloc_usable_size(const_cast<char*>(s.data())));
+  }
+  template <typename T>
+  void add_vector(const std::vector<T>& v) {
+    if (v.capacity() == 0) return;
+    add_block(::malloc_usable_size(const_cast<T*>(v.data())));
+  }
+};
+
+HeldBlocks held_by(const Catch::TestCaseStats& stats) {
+  HeldBlocks held;
+  const Catch::TestCaseInfo& info = stats.testInfo;
+  for (const std::string* s : {&info.name, &info.className, &info.description, &stats.stdOut, &stats.stdErr}) {
+    held.add_string(*s);
+  }
+  held.add_vector(info.tags);
+  held.add_vector(info.lcaseTags);
+  for (const std::string& tag : info.tags) held.add_string(tag);
+  for (const std::string& tag : info.lcaseTags) held.add_string(tag);
+  return held;
+}
+
+class Listener : public Catch::TestEventListenerBase {
+ public:
+  using TestEventListenerBase::TestEventListenerBase;
+
+  void testRunStarting(Catch::TestRunInfo const& info) override {
+    TestEventListenerBase::testRunStarting(info);
+    Catch2Run& run = gated_run();
+    run.face.set_tests_or_tags(m_config->getTestsOrTags());
+    const auto* config = dynamic_cast<const Catch::Config*>(m_config.get());
+    run.streaming_reporter = config != nullptr && streams(config->getReporterName());
+    run.first_case = true;
+  }
+
+  // The base class's own bookkeeping of test cases and sections copies
+  // their names: not called, so nothing of it lands in a window.
+  void testCaseStarting(Catch::TestCaseInfo const& info) override {
+    Catch2Run& run = gated_run();
+    // Kept while the same test case repeats: a growth child's one window
+    // spans the runs, and a new name each time would be blocks live in it.
+    if (!run.current || run.current->name != info.name) {
+      harness::TestCase test;
+      test.name = info.name;
+      test.suite = info.className;
+      test.test = info.name;
+      test.file = info.lineInfo.file != nullptr ? info.lineInfo.file : "";
+      test.line = static_cast<int>(info.lineInfo.line);
+      run.current = std::move(test);
+      run.face.set_current(info.name);
+    }
+    run.window_pending = true;
+    run.sections = 0;
+  }
+
+  void sectionStarting(Catch::SectionInfo const&) override {
+    Catch2Run& run = gated_run();
+    ++run.sections;
+    if (!run.window_pending || !run.engine || !run.current) return;
+    run.window_pending = false;
+    run.engine->test_start(*run.current);
+  }
+
+  void sectionEnded(Catch::SectionStats const&) override {}
+
+  void testCaseEnded(Catch::TestCaseStats const& stats) override {
+    Catch2Run& run = gated_run();
+    if (!run.engine || !run.current || run.window_pending) return;
+    // testCaseStarting() set window_pending for this test case; a test case
+    // never reaching its section (it could not start) opened no window.
+    harness::TestEnd end;
+    end.failed = stats.totals.assertions.failed > 0 || stats.totals.testCases.failed > 0;
+    HeldBlocks held = held_by(stats);
+    end.framework_allocations = held.allocations;
+    end.framework_bytes = held.bytes;
+    end.framework_live_allocations = held.allocations;
+    end.framework_live_bytes = held.bytes;
+    // A streaming reporter keeps a stack of the sections it is in; the first
+    // test case of a run grows it from nothing, inside its window, and the
+    // block stays for the rest of the run. Without this, a test's counts
+    // would depend on whether a filter made it the first.
+    if (run.first_case && run.streaming_reporter) {
+      end.framework_allocations += 1;
+      end.framework_bytes += kSectionStackBlock;
+      end.framework_live_allocations += 1;
+      end.framework_live_bytes += kSectionStackBlock;
+    }
+    run.first_case = false;
+    run.engine->test_end(*run.current, end);
+  }
+};
+
+}  // namespace
+
+namespace detail {
+
+int start(int* argc, char** argv) {
+  const harness::Options options = harness::init(argc, argv);
+  Catch2Run& run = gated_run();
+  // Registered here rather than by CATCH_REGISTER_LISTENER in this file: a
+  // static library's object that nothing references is dropped by the
+  // linker, and its registration with it.
+  static const Catch::ListenerRegistrar<Listener> registered;
+  run.engine.emplace(options, run.face);
+  run.engine->program_start();
+  return options.suite_runs;
+}
+
+void iteration_start(int iteration) {
+  if (gated_run().engine) gated_run().engine->iteration_start(iteration);
+}
+
+void iteration_end(int iteration) {
+  Catch2Run& run = gated_run();
+  run.face.set_current("");
+  if (run.engine) run.engine->iteration_end(iteration);
+}
+
+int finish(int catch_status) {
+  Catch2Run& run = gated_run();
+  if (run.engine) run.engine->program_end();
+  if (catch_status != 0) return catch_status;
+  return run.face.failures() > 0 ? 1 : 0;
+}
+
+}  // namespace detail
+}  // namespace heapgate::catch2

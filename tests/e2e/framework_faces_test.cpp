@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// End to end: the Catch2 and doctest sample suites (e2e/sample_catch2.cpp,
+// e2e/sample_doctest.cpp) run as child processes with their drop-in mains;
+// the tests read each run's exit status, output and JSON report. The same
+// assertions for both frameworks: the engine and the gate are the same.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "heapgate/report.h"
+#include "heapgate/sys.h"
+#include "test_support.h"
+
+namespace heapgate {
+namespace {
+
+struct Framework {
+  const char* binary;
+  const char* clean_name;  // a name the framework's filter syntax treats specially
+  bool catch2;
+};
+
+// Names the parameter in test output (instead of its bytes).
+void PrintTo(const Framework& framework, std::ostream* os) { *os << framework.binary; }
+
+const Framework kCatch2{"sample_catch2", "clean, with a comma", true};
+const Framework kDoctest{"sample_doctest", "clean, with a comma * and a star", false};
+
+// The user's own selection of `names`, in the framework's syntax.
+std::string selection_of(const Framework& framework, const std::vector<std::string>& names) {
+  std::string joined;
+  for (const std::string& name : names) {
+    std::string escaped;
+    for (const char c : name) {
+      if (c == ',' || c == '\\' || (framework.catch2 && c == '"')) escaped += '\\';
+      escaped += c;
+    }
+    if (framework.catch2) escaped = "\"" + escaped + "\"";
+    joined += (joined.empty() ? "" : ",") + escaped;
+  }
+  return framework.catch2 ? joined : "--test-case=" + joined;
+}
+
+struct SuiteRun {
+  int exit_code = -1;
+  std::string output;  // stdout + stderr
+  Report report;
+};
+
+SuiteRun run_suite(const Framework& framework, const std::string& report_dir, const std::vector<std::string>& tests,
+                   std::vector<std::string> args = {}, std::vector<std::string> env = {}) {
+  std::vector<std::string> argv = {testing::helper_binary(framework.binary), "--heapgate_report=" + report_dir,
+                                   selection_of(framework, tests)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  sys::ProcessOptions options;
+  options.extra_env = std::move(env);
+  options.unset_env = testing::suite_unset_env();
+  options.timeout = std::chrono::minutes(2);
+  SuiteRun run;
+  auto ran = sys::run_process(argv, options);
+  EXPECT_TRUE(ran) << ran.error().message();
+  if (!ran) return run;
+  run.exit_code = ran->exit_code;
+  run.output = ran->stdout_text + ran->stderr_text;
+  auto report = read_report(report_dir + "/" + framework.binary + ".json");
+  EXPECT_TRUE(report) << (report ? "" : report.error().message()) << "\n" << run.output;
+  if (report) run.report = std::move(*report);
+  return run;
+}
+
+const TestRecord* find(const Report& report, const std::string& name) {
+  for (const auto& t : report.tests) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+class FrameworkFaces : public ::testing::TestWithParam<Framework> {
+ protected:
+  void SetUp() override {
+    HEAPGATE_REQUIRE_COUNTERS();
+    dir_ = testing::make_temp_dir();
+  }
+  std::string source() const { return std::string(GetParam().binary) + ".cpp"; }
+  std::string dir_;
+};
+
+TEST_P(FrameworkFaces, CleanThreadedAndSectionedTestsPassAndEachRunsAloneByItsName) {
+  const Framework& fw = GetParam();
+  const std::string sections =
+      fw.catch2 ? "sections share their test case's window" : "subcases share their test case's window";
+  // measure_alone re-runs every test alone in a child: each name, commas and
+  // wildcards included, must select exactly that test in the framework's syntax.
+  SuiteRun run = run_suite(fw, dir_, {fw.clean_name, "threaded", sections, "counted"}, {"--heapgate_measure_alone"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_EQ(run.report.tests.size(), 4u) << run.output;
+  for (const TestRecord& t : run.report.tests) {
+    EXPECT_EQ(t.verdict, Verdict::pass) << t.name << ": " << t.message << "\n" << run.output;
+    ASSERT_TRUE(t.alone.has_value()) << t.name << " was not run alone\n" << run.output;
+  }
+  // The test's own allocations, whatever its place in the run: the
+  // framework's own blocks are not counted (Catch2's copies of a name too
+  // long for the small-string buffer are, the same in every run).
+  const TestRecord* counted = find(run.report, "counted");
+  ASSERT_NE(counted, nullptr);
+  EXPECT_EQ(counted->metrics.allocations, 7u);
+  EXPECT_EQ(counted->alone->allocations, 7u);
+  const TestRecord* clean = find(run.report, fw.clean_name);
+  ASSERT_NE(clean, nullptr);
+  EXPECT_GE(clean->metrics.allocations, 10u);
+  EXPECT_EQ(clean->metrics.live_allocations, 0u);
+  EXPECT_EQ(clean->alone->allocations, clean->metrics.allocations);
+  const TestRecord* threaded = find(run.report, "threaded");
+  ASSERT_NE(threaded, nullptr);
+  EXPECT_GE(threaded->metrics.allocations, 100u);
+}
+
+TEST_P(FrameworkFaces, ALeakFailsTheRunAndIsNamedByItsLine) {
+  SuiteRun run = run_suite(GetParam(), dir_, {"leaks"});
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  const TestRecord* leak = find(run.report, "leaks");
+  ASSERT_NE(leak, nullptr) << run.output;
+  EXPECT_EQ(leak->verdict, Verdict::leaked) << leak->message;
+  EXPECT_EQ(leak->metrics.live_allocations, 3u);
+  // The exact re-run child selected the test by name and brought its stacks.
+  EXPECT_TRUE(contains(leak->message, "leak_three_blocks() (" + source() + ":29)")) << leak->message;
+  EXPECT_TRUE(contains(run.output, "leak_three_blocks")) << run.output;
+}
+
+TEST_P(FrameworkFaces, ABudgetInTestCodeFailsTheTest) {
+  SuiteRun run = run_suite(GetParam(), dir_, {"over budget"});
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  const TestRecord* over = find(run.report, "over budget");
+  ASSERT_NE(over, nullptr) << run.output;
+  EXPECT_EQ(over->verdict, Verdict::over_budget) << over->message;
+  EXPECT_TRUE(contains(run.output, "over the budget of 5")) << run.output;
+}
+
+TEST_P(FrameworkFaces, ARegressionAgainstTheBaselineIsNamedByItsLineAndACleanRunPasses) {
+  const std::string baselines = dir_ + "/baselines";
+  const std::string flag = "--heapgate_baselines=" + baselines;
+  SuiteRun recorded = run_suite(GetParam(), dir_ + "/r1", {"counted"}, {flag, "--heapgate_update_baselines"});
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.output;
+  ASSERT_TRUE(sys::read_file(baselines + "/" + GetParam().binary + ".json")) << recorded.output;
+
+  SuiteRun regressed = run_suite(GetParam(), dir_ + "/r2", {"counted"}, {flag}, {"SAMPLE_EXTRA=3"});
+  EXPECT_NE(regressed.exit_code, 0) << regressed.output;
+  const TestRecord* counted = find(regressed.report, "counted");
+  ASSERT_NE(counted, nullptr) << regressed.output;
+  EXPECT_EQ(counted->verdict, Verdict::regressed) << counted->message;
+  EXPECT_EQ(counted->metrics.allocations, 10u);
+  EXPECT_TRUE(contains(counted->message, "planted_extra(int) (" + source() + ":36)")) << counted->message;
+
+  SuiteRun again = run_suite(GetParam(), dir_ + "/r3", {"counted"}, {flag});
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  const TestRecord* same = find(again.report, "counted");
+  ASSERT_NE(same, nullptr) << again.output;
+  EXPECT_EQ(same->verdict, Verdict::pass) << same->message;
+}
+
+// The frameworks this build has (tests/framework_faces_tests.cmake).
+const std::vector<Framework> kBuilt = {
+#ifdef HEAPGATE_TEST_CATCH2
+    kCatch2,
+#endif
+#ifdef HEAPGATE_TEST_DOCTEST
+    kDoctest,
+#endif
+};
+
+INSTANTIATE_TEST_SUITE_P(Faces, FrameworkFaces, ::testing::ValuesIn(kBuilt),
+                         [](const ::testing::TestParamInfo<Framework>& param) {
+                           return std::string(param.param.catch2 ? "Catch2" : "Doctest");
+                         });
+
+}  // namespace
+}  // namespace heapgate

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A Catch2 v2 suite linked with heapgate::catch2_main, run as a child process
+// by framework_faces_test. Each test case has a known allocation behaviour;
+// SAMPLE_EXTRA=N makes "counted" allocate N more times, a regression without
+// rebuilding. The names hold characters Catch2's test spec treats specially
+// (`,`), which the re-run children must select exactly.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "heapgate/catch2.h"
+
+namespace {
+
+void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
+__attribute__((noinline)) void allocate_and_free(int count, std::size_t size) {
+  for (int i = 0; i < count; ++i) {
+    void* p = std::malloc(size);
+    escape(p);
+    std::free(p);
+  }
+}
+
+__attribute__((noinline)) void leak_three_blocks() {
+  for (int i = 0; i < 3; ++i) escape(std::malloc(96));
+}
+
+// The planted regression allocates at a line of its own, which the
+// regression's explanation must name.
+__attribute__((noinline)) void planted_extra(int count) {
+  for (int i = 0; i < count; ++i) {
+    void* p = std::malloc(256);
+    escape(p);
+    std::free(p);
+  }
+}
+
+int extra_allocations() {
+  const char* extra = std::getenv("SAMPLE_EXTRA");
+  return extra != nullptr ? std::atoi(extra) : 0;
+}
+
+}  // namespace
+
+TEST_CASE("clean, with a comma", "[sample]") {
+  allocate_and_free(10, 64);
+  CHECK(true);
+}
+
+TEST_CASE("counted", "[sample]") {
+  allocate_and_free(7, 128);
+  planted_extra(extra_allocations());
+}
+
+TEST_CASE("leaks", "[sample]") { leak_three_blocks(); }
+
+TEST_CASE("over budget", "[sample]") {
+  HEAPGATE_LIMIT_ALLOCATIONS(5);
+  allocate_and_free(8, 32);
+}
+
+TEST_CASE("threaded", "[sample]") {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back([] { allocate_and_free(25, 48); });
+  for (auto& thread : threads) thread.join();
+}
+
+TEST_CASE("sections share their test case's window", "[sample]") {
+  std::vector<int> numbers(100, 1);
+  SECTION("first") { allocate_and_free(2, 32); }
+  SECTION("second") { allocate_and_free(3, 32); }
+  CHECK(numbers.size() == 100);
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// heapgate: allocation regression gates for C++ test suites.
+// A doctest suite linked with heapgate::doctest_main, run as a child process
+// by framework_faces_test. Each test case has a known allocation behaviour;
+// SAMPLE_EXTRA=N makes "counted" allocate N more times, a regression without
+// rebuilding. The names hold characters doctest's filters treat specially
+// (`,` and the wildcard `*`), which the re-run children must select exactly.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include "heapgate/doctest.h"
+
+namespace {
+
+void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
+__attribute__((noinline)) void allocate_and_free(int count, std::size_t size) {
+  for (int i = 0; i < count; ++i) {
+    void* p = std::malloc(size);
+    escape(p);
+    std::free(p);
+  }
+}
+
+__attribute__((noinline)) void leak_three_blocks() {
+  for (int i = 0; i < 3; ++i) escape(std::malloc(96));
+}
+
+// The planted regression allocates at a line of its own, which the
+// regression's explanation must name.
+__attribute__((noinline)) void planted_extra(int count) {
+  for (int i = 0; i < count; ++i) {
+    void* p = std::malloc(256);
+    escape(p);
+    std::free(p);
+  }
+}
+
+int extra_allocations() {
+  const char* extra = std::getenv("SAMPLE_EXTRA");
+  return extra != nullptr ? std::atoi(extra) : 0;
+}
+
+}  // namespace
+
+TEST_CASE("clean, with a comma * and a star") {
+  allocate_and_free(10, 64);
+  CHECK(true);
+}
+
+TEST_CASE("counted") {
+  allocate_and_free(7, 128);
+  planted_extra(extra_allocations());
+}
+
+TEST_CASE("leaks") { leak_three_blocks(); }
+
+TEST_CASE("over budget") {
+  HEAPGATE_LIMIT_ALLOCATIONS(5);
+  allocate_and_free(8, 32);
+}
+
+TEST_CASE("threaded") {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) threads.emplace_back([] { allocate_and_free(25, 48); });
+  for (auto& thread : threads) thread.join();
+}
+
+TEST_CASE("subcases share their test case's window") {
+  std::vector<int> numbers(100, 1);
+  SUBCASE("first") { allocate_and_free(2, 32); }
+  SUBCASE("second") { allocate_and_free(3, 32); }
+  CHECK(numbers.size() == 100);
+}
