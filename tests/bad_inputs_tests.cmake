@@ -15,7 +15,11 @@ heapgate_add_test(bad_inputs_test JEMALLOC MALLOC_CONF "${HEAPGATE_EXACT_MALLOC_
               "HEAPGATE_RECORD_LEAK=\"$<TARGET_FILE:record_leak>\""
               "HEAPGATE_RECORD_STATIC=\"$<TARGET_FILE:record_static>\""
               "HEAPGATE_RECORD_OWN_MALLOC=\"$<TARGET_FILE:record_own_malloc>\""
-              "HEAPGATE_RECORD_ASAN=\"$<TARGET_FILE:record_asan>\"")
+              "HEAPGATE_RECORD_ASAN=\"$<TARGET_FILE:record_asan>\""
+              # BI-100 to BI-103 compile a face's header alone.
+              "HEAPGATE_CXX_COMPILER=\"${CMAKE_CXX_COMPILER}\""
+              "HEAPGATE_CATCH2_INCLUDE=\"${PROJECT_SOURCE_DIR}/catch2_plugin/include\""
+              "HEAPGATE_DOCTEST_INCLUDE=\"${PROJECT_SOURCE_DIR}/doctest_plugin/include\"")
 add_dependencies(bad_inputs_test heapgate_cli sample_suite heapgate_record record_leak record_static record_own_malloc
   record_asan)
 

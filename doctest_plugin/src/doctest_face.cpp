@@ -64,7 +64,7 @@ class DoctestFace final : public harness::Face {
     if (file.empty()) {
       std::fprintf(stderr, "heapgate: %s%s\n", current_.empty() ? "" : (current_ + ": ").c_str(), text.c_str());
     } else {
-      std::fprintf(stderr, "%s:%d: ERROR (heapgate) %s:\n%s\n", file.c_str(), line, current_.c_str(), text.c_str());
+      std::fprintf(stderr, "%s:%d: FAILED (heapgate) %s:\n%s\n", file.c_str(), line, current_.c_str(), text.c_str());
     }
     std::fflush(stderr);
   }

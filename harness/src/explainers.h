@@ -62,7 +62,7 @@ std::vector<StackSample> without_framework_stacks(std::vector<StackSample> stack
 
 /// Re-runs one test of this binary in a child process (exact mode, the
 /// face's Face::child_arguments() for that test and N runs, e.g.
-/// `--gtest_filter=NAME --gtest_repeat=N`; `--heapgate_internal_child=N`) and
+/// `--gtest_filter=NAME --gtest_repeat=N`; then `--heapgate_internal_child=N`) and
 /// reads the record the child writes. When the test already ran in exact
 /// mode in this process (`own_profile`), explain() reads that profile instead.
 ///

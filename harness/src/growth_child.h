@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
 // The growth child (--heapgate_internal_growth=N): runs one test N times
-// (gtest's --gtest_repeat) inside one scope and records what all runs so far
+// (Face::child_arguments(): GoogleTest's --gtest_repeat, or the face's own
+// loop) inside one scope and records what all runs so far
 // left live after each, so the gate can tell a leak (live blocks grow with
 // the runs) from one-time setup (they do not). docs/design.md §5.
 #pragma once

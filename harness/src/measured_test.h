@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-// A test's record as every role starts it: GoogleTest's facts about the
-// test, then what its scope measured, less what GoogleTest allocated for it.
+// A test's record as every role starts it: its framework's facts about the
+// test, then what its scope measured, less what the framework allocated for it.
 #pragma once
 
 #include <chrono>

@@ -115,7 +115,7 @@ Result<Options> parse_options(int* argc, char** argv) {
       {"internal_child", false,
        [&o](const std::string& where, std::string_view v) -> Result<void> {
          auto n = detail::parse_flag_count(where, v);
-         if (!n || *n == 0 || *n > 100) return fail(bad_flag_value(where, v, "a gtest iteration from 1 to 100"));
+         if (!n || *n == 0 || *n > 100) return fail(bad_flag_value(where, v, "a run of the suite from 1 to 100"));
          o.child_iteration = static_cast<int>(*n);
          return {};
        }},

@@ -56,7 +56,7 @@ class SuiteRun {
   void judge(TestRecord record, std::uint32_t counting_window = 0);
   /// A record the gate has already judged (nothing could be measured).
   void add(TestRecord record);
-  /// After GoogleTest's first iteration: failures of the run, not of a test.
+  /// After the suite's first run: failures of the run, not of a test.
   void iteration_end();
   /// The end of the program: missing tests, call sites for a baseline being
   /// recorded, the report, then the baseline.

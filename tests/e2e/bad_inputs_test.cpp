@@ -1081,5 +1081,57 @@ TEST_F(BadInputs, BI99_RecordIntoAnotherDirectory) {
   EXPECT_TRUE(sys::exists(dir_ + "/notes.txt"));
 }
 
+// A face's header, compiled alone with `defines` as a suite's translation
+// unit would have them: the C++ compiler's answer. A refusal is an #error in
+// the header, before anything it includes.
+sys::ProcessResult compile_face_header(const std::string& include_dir, const std::string& header,
+                                       std::vector<std::string> defines) {
+  std::vector<std::string> argv = {HEAPGATE_CXX_COMPILER, "-fsyntax-only", "-std=c++17", "-I", include_dir};
+  for (std::string& define : defines) argv.push_back("-D" + std::move(define));
+  for (const char* rest : {"-x", "c++", "-include"}) argv.emplace_back(rest);
+  argv.push_back(header);
+  argv.emplace_back("/dev/null");
+  return run(std::move(argv));
+}
+
+void expect_compile_refused(const sys::ProcessResult& r, const std::string& message) {
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.stderr_text.find(message), std::string::npos) << r.stderr_text;
+}
+
+TEST_F(BadInputs, BI100_Catch2OwnMainNextToTheFace) {
+  expect_compile_refused(
+      compile_face_header(HEAPGATE_CATCH2_INCLUDE, "heapgate/catch2.h", {"CATCH_CONFIG_MAIN"}),
+      "heapgate/catch2.h: CATCH_CONFIG_MAIN gives Catch2's own main(), which runs every test unmeasured; fix: link "
+      "heapgate::catch2_main and drop CATCH_CONFIG_MAIN, or define CATCH_CONFIG_RUNNER and return "
+      "heapgate::catch2::run(argc, argv) from your main()");
+}
+
+TEST_F(BadInputs, BI101_DoctestOwnMainNextToTheFace) {
+  expect_compile_refused(
+      compile_face_header(HEAPGATE_DOCTEST_INCLUDE, "heapgate/doctest.h", {"DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN"}),
+      "heapgate/doctest.h: DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN gives doctest's own main(), which runs every test "
+      "unmeasured; fix: link heapgate::doctest_main and drop it, or define DOCTEST_CONFIG_IMPLEMENT and return "
+      "heapgate::doctest::run(argc, argv) from your main()");
+}
+
+TEST_F(BadInputs, BI102_Catch2VersionTheFaceDoesNotCover) {
+  expect_compile_refused(
+      compile_face_header(HEAPGATE_CATCH2_INCLUDE, "heapgate/catch2.h", {"CATCH_VERSION_MAJOR=3"}),
+      "heapgate::catch2 supports Catch2 v2 (catch2/catch.hpp, 2.13 or later) only; Catch2 v3 is not covered yet; fix: "
+      "build the suite against Catch2 2.13 (Debian 12's catch2), or gate it another way until heapgate covers v3");
+  expect_compile_refused(compile_face_header(HEAPGATE_CATCH2_INCLUDE, "heapgate/catch2.h",
+                                             {"CATCH_VERSION_MAJOR=2", "CATCH_VERSION_MINOR=12"}),
+                         "heapgate::catch2 needs Catch2 2.13 or later (the version it is tested with, Debian 12's); "
+                         "fix: update Catch2");
+}
+
+TEST_F(BadInputs, BI103_DoctestTooOld) {
+  expect_compile_refused(compile_face_header(HEAPGATE_DOCTEST_INCLUDE, "heapgate/doctest.h",
+                                             {"DOCTEST_VERSION_MAJOR=2", "DOCTEST_VERSION_MINOR=3"}),
+                         "heapgate::doctest needs doctest 2.4 or a later 2.x (listeners and test_case_end's stats); "
+                         "fix: update doctest");
+}
+
 }  // namespace
 }  // namespace heapgate

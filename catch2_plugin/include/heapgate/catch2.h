@@ -5,12 +5,13 @@
 // defines CATCH_CONFIG_RUNNER and calls heapgate::catch2::run() from it.
 #pragma once
 
-#include "heapgate/harness.h"
-
+// The refusals come before any include: a build that trips one stops here,
+// with nothing else in the way.
 // Catch2 v3 moved to <catch2/catch_test_macros.hpp> and a compiled library,
 // with another listener interface; this face is written against v2's.
 #if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR != 2
-#error "heapgate::catch2 supports Catch2 v2 (catch2/catch.hpp, 2.13 or later) only; Catch2 v3 is not covered yet"
+#error \
+    "heapgate::catch2 supports Catch2 v2 (catch2/catch.hpp, 2.13 or later) only; Catch2 v3 is not covered yet; fix: build the suite against Catch2 2.13 (Debian 12's catch2), or gate it another way until heapgate covers v3"
 #endif
 #if defined(CATCH_VERSION_MAJOR) && CATCH_VERSION_MAJOR == 2 && CATCH_VERSION_MINOR < 13
 #error "heapgate::catch2 needs Catch2 2.13 or later (the version it is tested with, Debian 12's); fix: update Catch2"
@@ -19,6 +20,8 @@
 #error \
     "heapgate/catch2.h: CATCH_CONFIG_MAIN gives Catch2's own main(), which runs every test unmeasured; fix: link heapgate::catch2_main and drop CATCH_CONFIG_MAIN, or define CATCH_CONFIG_RUNNER and return heapgate::catch2::run(argc, argv) from your main()"
 #endif
+
+#include "heapgate/harness.h"
 
 namespace heapgate::catch2 {
 

@@ -6,8 +6,8 @@
 // from it.
 #pragma once
 
-#include "heapgate/harness.h"
-
+// The refusals come before any include: a build that trips one stops here,
+// with nothing else in the way.
 #if defined(DOCTEST_VERSION_MAJOR) && (DOCTEST_VERSION_MAJOR != 2 || DOCTEST_VERSION_MINOR < 4)
 #error "heapgate::doctest needs doctest 2.4 or a later 2.x (listeners and test_case_end's stats); fix: update doctest"
 #endif
@@ -15,6 +15,8 @@
 #error \
     "heapgate/doctest.h: DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN gives doctest's own main(), which runs every test unmeasured; fix: link heapgate::doctest_main and drop it, or define DOCTEST_CONFIG_IMPLEMENT and return heapgate::doctest::run(argc, argv) from your main()"
 #endif
+
+#include "heapgate/harness.h"
 
 namespace heapgate::doctest {
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "heapgate/frame_text.h"
 
@@ -74,11 +75,12 @@ bool is_jemalloc_module(std::string_view module) {
   return starts_with(base, "libjemalloc");
 }
 
-// heapgate's own library sources: "<root>/lib/" and "<root>/gtest_plugin/",
-// from the source root the build passes in (HEAPGATE_SOURCE_ROOT).
+// heapgate's own library sources: "<root>/lib/", the engine "<root>/harness/"
+// and the faces (gtest_plugin, catch2_plugin, doctest_plugin), from the
+// source root the build passes in (HEAPGATE_SOURCE_ROOT).
 struct SourceRoots {
   std::string lib;
-  std::string plugin;
+  std::vector<std::string> others;
 };
 
 const SourceRoots& source_roots() {
@@ -88,7 +90,9 @@ const SourceRoots& source_roots() {
     const std::string root = HEAPGATE_SOURCE_ROOT;
     if (!root.empty() && root[0] == '/') {
       r.lib = root + "lib/";
-      r.plugin = root + "gtest_plugin/";
+      for (const char* dir : {"harness/", "gtest_plugin/", "catch2_plugin/", "doctest_plugin/"}) {
+        r.others.push_back(root + dir);
+      }
     }
 #endif
     return r;
@@ -101,7 +105,11 @@ bool is_heapgate(std::string_view bare, std::string_view file) {
   const SourceRoots& roots = source_roots();
   // Code that merely lives in namespace heapgate (heapgate's own tests) stays.
   if (file.empty() || roots.lib.empty()) return true;
-  return starts_with(file, roots.lib) || starts_with(file, roots.plugin);
+  if (starts_with(file, roots.lib)) return true;
+  for (const std::string& dir : roots.others) {
+    if (starts_with(file, dir)) return true;
+  }
+  return false;
 }
 
 }  // namespace
