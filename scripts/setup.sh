@@ -12,6 +12,8 @@ packages=(
   build-essential cmake pkg-config
   libjemalloc-dev libjemalloc2   # the allocator; Debian's build has profiling compiled in and ships jeprof
   libgtest-dev libgmock-dev      # gtest plugin and tests
+  catch2                         # heapgate::catch2, the Catch2 v2 face (optional; off without it)
+  doctest-dev                    # heapgate::doctest, the doctest face (optional; off without it)
   libbenchmark-dev               # heapgate::benchmark and bench/
   nlohmann-json3-dev             # JSON reports and baselines
   libpugixml-dev                 # JUnit reports

@@ -87,6 +87,25 @@ function(heapgate_gtest_consumer_executable gtest_target)
     -P ${dir}/gtest_consumer_check.cmake)
 endfunction()
 
+# heapgate_framework_consumer_executables(): with the package's Catch2 and
+# doctest faces (when it has them), a suite each on the drop-in main, built
+# with the consumer, run strict with a report: exit 0 only when heapgate
+# measured its test case within its budget.
+function(heapgate_framework_consumer_executables)
+  set(dir "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
+  foreach(framework catch2 doctest)
+    if(NOT TARGET heapgate::${framework}_main)
+      continue()
+    endif()
+    add_executable(${framework}_consumer ${dir}/${framework}_consumer.cpp)
+    target_compile_options(${framework}_consumer PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Werror)
+    target_link_libraries(${framework}_consumer PRIVATE heapgate::${framework}_main)
+    add_dependencies(consumer ${framework}_consumer)
+    add_test(NAME ${framework}_consumer COMMAND ${framework}_consumer --heapgate_strict
+      --heapgate_report=${CMAKE_CURRENT_BINARY_DIR}/${framework}_report)
+  endforeach()
+endfunction()
+
 # Every non-imported target defined in `dir` and its subdirectories.
 function(_heapgate_consumer_targets dir out)
   get_property(targets DIRECTORY "${dir}" PROPERTY BUILDSYSTEM_TARGETS)
