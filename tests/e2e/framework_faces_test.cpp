@@ -99,6 +99,10 @@ TEST_P(FrameworkFaces, CleanThreadedAndSectionedTestsPassAndEachRunsAloneByItsNa
   // wildcards included, must select exactly that test in the framework's syntax.
   SuiteRun run = run_suite(fw, dir_, {fw.clean_name, "threaded", sections, "counted"}, {"--heapgate_measure_alone"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
+  // heapgate's own reports, as for a GoogleTest binary.
+  for (const char* extension : {".junit.xml", ".md"}) {
+    EXPECT_TRUE(sys::exists(dir_ + "/" + fw.binary + extension)) << extension;
+  }
   ASSERT_EQ(run.report.tests.size(), 4u) << run.output;
   for (const TestRecord& t : run.report.tests) {
     EXPECT_EQ(t.verdict, Verdict::pass) << t.name << ": " << t.message << "\n" << run.output;
@@ -131,6 +135,16 @@ TEST_P(FrameworkFaces, ALeakFailsTheRunAndIsNamedByItsLine) {
   // The exact re-run child selected the test by name and brought its stacks.
   EXPECT_TRUE(contains(leak->message, "leak_three_blocks() (" + source() + ":29)")) << leak->message;
   EXPECT_TRUE(contains(run.output, "leak_three_blocks")) << run.output;
+}
+
+TEST_P(FrameworkFaces, AFailedAssertionIsTheTestsFailureNotAlsoALeak) {
+  SuiteRun run = run_suite(GetParam(), dir_, {"fails its own assertion"});
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  const TestRecord* failed = find(run.report, "fails its own assertion");
+  ASSERT_NE(failed, nullptr) << run.output;
+  EXPECT_TRUE(failed->gtest_failed);
+  EXPECT_EQ(failed->verdict, Verdict::pass) << failed->message;
+  EXPECT_FALSE(contains(run.output, "(heapgate)")) << run.output;
 }
 
 TEST_P(FrameworkFaces, ABudgetInTestCodeFailsTheTest) {

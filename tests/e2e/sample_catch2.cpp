@@ -75,3 +75,10 @@ TEST_CASE("sections share their test case's window", "[sample]") {
   SECTION("second") { allocate_and_free(3, 32); }
   CHECK(numbers.size() == 100);
 }
+
+// Fails its own assertion: its framework's failure is the test's, and
+// heapgate judges nothing more (its framework keeps the failure's records).
+TEST_CASE("fails its own assertion", "[sample]") {
+  leak_three_blocks();
+  CHECK(1 == 2);
+}
