@@ -178,6 +178,21 @@ TEST_P(FrameworkFaces, ARegressionAgainstTheBaselineIsNamedByItsLineAndACleanRun
   EXPECT_EQ(same->verdict, Verdict::pass) << same->message;
 }
 
+#ifdef HEAPGATE_TEST_DOCTEST
+TEST(DoctestFace, ATestCaseInATestSuiteIsNamedSuiteDotNameAndRunsAloneByBoth) {
+  HEAPGATE_REQUIRE_COUNTERS();
+  const std::string dir = testing::make_temp_dir();
+  SuiteRun run = run_suite(kDoctest, dir, {"in a suite"}, {"--heapgate_measure_alone"});
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const TestRecord* test = find(run.report, "parser.in a suite");
+  ASSERT_NE(test, nullptr) << run.output;
+  EXPECT_EQ(test->suite, "parser");
+  EXPECT_EQ(test->metrics.allocations, 4u);
+  ASSERT_TRUE(test->alone.has_value()) << run.output;
+  EXPECT_EQ(test->alone->allocations, 4u);
+}
+#endif
+
 // The frameworks this build has (tests/framework_faces_tests.cmake).
 const std::vector<Framework> kBuilt = {
 #ifdef HEAPGATE_TEST_CATCH2

@@ -82,3 +82,9 @@ TEST_CASE("fails its own assertion") {
   leak_three_blocks();
   CHECK(1 == 2);
 }
+
+// A test case in a TEST_SUITE: recorded as "parser.in a suite", selected in
+// a child by --test-case= and --test-suite= together.
+TEST_SUITE("parser") {
+  TEST_CASE("in a suite") { allocate_and_free(4, 16); }
+}
