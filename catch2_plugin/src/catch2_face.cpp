@@ -77,6 +77,52 @@ class Catch2Face final : public harness::Face {
   int failures_ = 0;
 };
 
+// A std::vector Catch2 keeps for a whole run and pushes onto as sections
+// open. libstdc++ doubles a full vector's capacity, so the first test case
+// of a run to nest sections that deep grows it, inside its window, and the
+// block stays for the rest of the run. Followed here and taken off: a test's
+// counts must not depend on whether a filter made it the first to get there.
+// The blocks' sizes (elements times a power of two) are jemalloc size
+// classes, so they are also their usable sizes.
+class RunVector {
+ public:
+  explicit RunVector(std::size_t element) : element_(element) {}
+  // A new run: a new vector, empty.
+  void reset() {
+    capacity_ = 0;
+    in_window_ = false;
+  }
+  // A window opens: the vector's block so far is not its.
+  void window_opened() {
+    in_window_ = false;
+    allocations_ = 0;
+    bytes_ = 0;
+  }
+  // The vector holds `size` elements now.
+  void pushed(std::size_t size) {
+    if (size <= capacity_) return;
+    capacity_ = capacity_ == 0 ? 1 : 2 * capacity_;
+    ++allocations_;
+    bytes_ += capacity_ * element_;
+    in_window_ = true;
+  }
+  // Every block it allocated in the window; the one it holds, if made in it.
+  void take_off(harness::TestEnd& end) const {
+    end.framework_allocations += allocations_;
+    end.framework_bytes += bytes_;
+    if (!in_window_) return;
+    end.framework_live_allocations += 1;
+    end.framework_live_bytes += capacity_ * element_;
+  }
+
+ private:
+  std::size_t element_;
+  std::size_t capacity_ = 0;
+  bool in_window_ = false;
+  std::uint64_t allocations_ = 0;
+  std::uint64_t bytes_ = 0;
+};
+
 // What outlives each Session::run(): Catch2 makes its listeners anew for
 // every run, and a re-run child runs the session several times.
 struct Catch2Run {
@@ -84,10 +130,14 @@ struct Catch2Run {
   std::optional<harness::TestEngine> engine;
   std::optional<harness::TestCase> current;
   bool window_pending = false;
-  // The run's reporter derives from StreamingReporterBase, and no test case
-  // of this run has opened a window yet.
+  // Sections open now, the test case's own included.
+  std::size_t depth = 0;
+  // The run's reporter derives from StreamingReporterBase, whose stack of
+  // open sections (SectionInfo each) is one RunVector.
   bool streaming_reporter = false;
-  bool first_case = true;
+  RunVector reporter_sections{sizeof(Catch::SectionInfo)};
+  // RunContext's stack of open SECTIONs (the test case's own is not on it).
+  RunVector active_sections{sizeof(void*)};  // ITracker pointers
 };
 
 // Catch2's reporters that derive from StreamingReporterBase (its own
@@ -98,11 +148,6 @@ bool streams(const std::string& reporter) {
   }
   return false;
 }
-
-// The block StreamingReporterBase's section stack takes for its first
-// section: one SectionInfo. Its size (80 bytes with libstdc++ on 64-bit
-// Linux) is a jemalloc size class, so it is also the block's usable size.
-constexpr std::size_t kSectionStackBlock = sizeof(Catch::SectionInfo);
 
 Catch2Run& gated_run() {
   static Catch2Run run;
@@ -154,7 +199,8 @@ class Listener : public Catch::TestEventListenerBase {
     run.face.set_tests_or_tags(m_config->getTestsOrTags());
     const auto* config = dynamic_cast<const Catch::Config*>(m_config.get());
     run.streaming_reporter = config != nullptr && streams(config->getReporterName());
-    run.first_case = true;
+    run.reporter_sections.reset();
+    run.active_sections.reset();
   }
 
   // The base class's own bookkeeping of test cases and sections copies
@@ -175,16 +221,28 @@ class Listener : public Catch::TestEventListenerBase {
       run.face.set_current(info.name);
     }
     run.window_pending = true;
+    run.depth = 0;
   }
 
+  // RunContext pushed a SECTION onto its stack before this; the reporter
+  // pushes it onto its own after this (listeners go first).
   void sectionStarting(Catch::SectionInfo const&) override {
     Catch2Run& run = gated_run();
-    if (!run.window_pending || !run.engine || !run.current) return;
-    run.window_pending = false;
-    run.engine->test_start(*run.current);
+    if (run.window_pending && run.engine && run.current) {
+      run.window_pending = false;
+      run.reporter_sections.window_opened();
+      run.active_sections.window_opened();
+      run.engine->test_start(*run.current);
+    }
+    ++run.depth;
+    if (run.streaming_reporter) run.reporter_sections.pushed(run.depth);
+    if (run.depth >= 2) run.active_sections.pushed(run.depth - 1);
   }
 
-  void sectionEnded(Catch::SectionStats const&) override {}
+  void sectionEnded(Catch::SectionStats const&) override {
+    Catch2Run& run = gated_run();
+    if (run.depth > 0) --run.depth;
+  }
 
   void testCaseEnded(Catch::TestCaseStats const& stats) override {
     Catch2Run& run = gated_run();
@@ -198,17 +256,8 @@ class Listener : public Catch::TestEventListenerBase {
     end.framework_bytes = held.bytes;
     end.framework_live_allocations = held.allocations;
     end.framework_live_bytes = held.bytes;
-    // A streaming reporter keeps a stack of the sections it is in; the first
-    // test case of a run grows it from nothing, inside its window, and the
-    // block stays for the rest of the run. Without this, a test's counts
-    // would depend on whether a filter made it the first.
-    if (run.first_case && run.streaming_reporter) {
-      end.framework_allocations += 1;
-      end.framework_bytes += kSectionStackBlock;
-      end.framework_live_allocations += 1;
-      end.framework_live_bytes += kSectionStackBlock;
-    }
-    run.first_case = false;
+    run.reporter_sections.take_off(end);
+    run.active_sections.take_off(end);
     run.engine->test_end(*run.current, end);
   }
 };

@@ -95,18 +95,27 @@ TEST_P(FrameworkFaces, CleanThreadedAndSectionedTestsPassAndEachRunsAloneByItsNa
   const Framework& fw = GetParam();
   const std::string sections =
       fw.catch2 ? "sections share their test case's window" : "subcases share their test case's window";
+  const std::string more_sections = fw.catch2 ? "more sections" : "more subcases";
   // measure_alone re-runs every test alone in a child: each name, commas and
   // wildcards included, must select exactly that test in the framework's syntax.
-  SuiteRun run = run_suite(fw, dir_, {fw.clean_name, "threaded", sections, "counted"}, {"--heapgate_measure_alone"});
+  SuiteRun run = run_suite(fw, dir_, {fw.clean_name, "threaded", sections, more_sections, "counted"},
+                           {"--heapgate_measure_alone"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
   // heapgate's own reports, as for a GoogleTest binary.
   for (const char* extension : {".junit.xml", ".md"}) {
     EXPECT_TRUE(sys::exists(dir_ + "/" + fw.binary + extension)) << extension;
   }
-  ASSERT_EQ(run.report.tests.size(), 4u) << run.output;
+  ASSERT_EQ(run.report.tests.size(), 5u) << run.output;
   for (const TestRecord& t : run.report.tests) {
     EXPECT_EQ(t.verdict, Verdict::pass) << t.name << ": " << t.message << "\n" << run.output;
     ASSERT_TRUE(t.alone.has_value()) << t.name << " was not run alone\n" << run.output;
+    // Alone it is the first of its run, here it is not (its framework grew
+    // its per-run stacks of open sections in an earlier test): the same.
+    // Not yet for doctest's subcases (README, Limitations): doctest grows
+    // its subcase stacks and set inside the first window that nests them.
+    if (fw.catch2 || t.name.find("subcases") == std::string::npos) {
+      EXPECT_EQ(t.alone->allocations, t.metrics.allocations) << t.name;
+    }
   }
   // The test's own allocations, whatever its place in the run: the
   // framework's own blocks are not counted (Catch2's copies of a name too

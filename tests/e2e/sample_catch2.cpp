@@ -71,9 +71,23 @@ TEST_CASE("threaded", "[sample]") {
 
 TEST_CASE("sections share their test case's window", "[sample]") {
   std::vector<int> numbers(100, 1);
-  SECTION("first") { allocate_and_free(2, 32); }
+  SECTION("first") {
+    SECTION("nested") {
+      SECTION("deeper") { allocate_and_free(1, 32); }
+    }
+  }
   SECTION("second") { allocate_and_free(3, 32); }
   CHECK(numbers.size() == 100);
+}
+
+// Nested as deep as the test case before it: run after it, it counts what
+// it counts alone.
+TEST_CASE("more sections", "[sample]") {
+  SECTION("a") {
+    SECTION("b") {
+      SECTION("c") { allocate_and_free(2, 16); }
+    }
+  }
 }
 
 // Fails its own assertion: its framework's failure is the test's, and

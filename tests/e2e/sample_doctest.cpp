@@ -71,9 +71,23 @@ TEST_CASE("threaded") {
 
 TEST_CASE("subcases share their test case's window") {
   std::vector<int> numbers(100, 1);
-  SUBCASE("first") { allocate_and_free(2, 32); }
+  SUBCASE("first") {
+    SUBCASE("nested") {
+      SUBCASE("deeper") { allocate_and_free(1, 32); }
+    }
+  }
   SUBCASE("second") { allocate_and_free(3, 32); }
   CHECK(numbers.size() == 100);
+}
+
+// Nested as deep as the test case before it: run after it, it counts what
+// it counts alone.
+TEST_CASE("more subcases") {
+  SUBCASE("a") {
+    SUBCASE("b") {
+      SUBCASE("c") { allocate_and_free(2, 16); }
+    }
+  }
 }
 
 // Fails its own assertion: its framework's failure is the test's, and
