@@ -172,6 +172,16 @@ std::optional<std::string> find_system_jemalloc() {
   return std::nullopt;
 }
 
+TestFramework test_framework_of(const std::string& path) {
+  auto mapped = sys::map_file(path, sys::kExecutableSizeLimit);
+  if (!mapped) return TestFramework::googletest;
+  const std::string_view bytes = mapped->text();
+  if (bytes.find("gtest_list_tests") != std::string_view::npos) return TestFramework::googletest;
+  if (bytes.find("list-test-names-only") != std::string_view::npos) return TestFramework::catch2;
+  if (bytes.find("list-test-cases") != std::string_view::npos) return TestFramework::doctest;
+  return TestFramework::googletest;
+}
+
 bool has_heapgate_plugin(const std::string& path) {
   auto mapped = sys::map_file(path, sys::kExecutableSizeLimit);
   if (!mapped) return false;

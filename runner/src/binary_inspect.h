@@ -43,4 +43,12 @@ Result<ProgramFacts> inspect_program(const std::string& path);
 /// internal re-run flag): such binaries understand --heapgate_* flags.
 bool has_heapgate_plugin(const std::string& path);
 
+/// The test framework a binary with heapgate's plugin was built on.
+enum class TestFramework { googletest, catch2, doctest };
+
+/// Told by the strings of the framework's own listing option in the file:
+/// GoogleTest's `gtest_list_tests`, Catch2's `list-test-names-only`,
+/// doctest's `list-test-cases`; GoogleTest when none is found.
+TestFramework test_framework_of(const std::string& path);
+
 }  // namespace heapgate::runner

@@ -139,9 +139,13 @@ int run_all(const RunOptions& options, std::vector<Report>* measured) {
     auto env = environment_for(path, options.mode);
     if (!env) return bad_input(env.error());
     job.env = *env;
+    job.framework = test_framework_of(path);
     for (const auto& arg : args) {
       if (arg.rfind("--gtest_filter", 0) == 0) job.whole_suite = false;
     }
+    // A Catch2 or doctest binary's arguments are its test selection: with
+    // any, a baseline test it did not run is not missing.
+    if (job.framework != TestFramework::googletest && !args.empty()) job.whole_suite = false;
     auto total = count_tests(job);
     if (!total) return bad_input(total.error());
     job.total_tests = *total;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <set>
+#include <string_view>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -47,7 +48,46 @@ Result<std::vector<std::string>> environment_for(const std::string& path, const 
   return env;
 }
 
+namespace {
+
+// Catch2: one name a line (--list-test-names-only exits with the count, not 0).
+// doctest: its listing ends "[doctest] unskipped test cases passing the
+// current filters: N".
+Result<std::size_t> count_other_framework_tests(const Job& job) {
+  const bool catch2 = job.framework == TestFramework::catch2;
+  std::vector<std::string> argv{job.path, catch2 ? "--list-test-names-only" : "--list-test-cases"};
+  argv.insert(argv.end(), job.args.begin(), job.args.end());
+  sys::ProcessOptions options;
+  options.extra_env = job.env;
+  options.timeout = std::chrono::minutes(2);
+  auto listed = sys::run_process(argv, options);
+  if (!listed) return fail(listed.error());
+  const std::string& text = listed->stdout_text;
+  if (catch2) {
+    std::size_t count = 0;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      std::size_t end = text.find('\n', start);
+      if (end == std::string::npos) end = text.size();
+      if (end > start) ++count;
+      start = end + 1;
+    }
+    return count;
+  }
+  constexpr std::string_view kTotal = "passing the current filters: ";
+  const std::size_t at = text.rfind(kTotal);
+  if (listed->exit_code != 0 || at == std::string::npos) {
+    return fail(make_error(ErrorCode::io_error, job.path,
+                           "--list-test-cases failed (exit " + std::to_string(listed->exit_code) + ")",
+                           "run the binary by hand to see why; is it a doctest binary?"));
+  }
+  return static_cast<std::size_t>(std::strtoull(text.c_str() + at + kTotal.size(), nullptr, 10));
+}
+
+}  // namespace
+
 Result<std::size_t> count_tests(const Job& job) {
+  if (job.framework != TestFramework::googletest) return count_other_framework_tests(job);
   std::vector<std::string> argv{job.path, "--gtest_list_tests"};
   for (const auto& arg : job.args) {
     if (arg.rfind("--gtest_filter", 0) == 0 || arg.rfind("--gtest_also_run_disabled_tests", 0) == 0)

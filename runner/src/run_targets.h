@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "binary_inspect.h"
 #include "heapgate/error.h"
 
 namespace heapgate::runner {
@@ -20,6 +21,9 @@ struct Job {
   std::vector<std::string> env;
   std::size_t total_tests = 0;
   bool whole_suite = true;  // no --gtest_filter: missing tests can be told
+  // Catch2 and doctest binaries list their tests their own way and run in
+  // one process: sharding is GoogleTest's alone for now.
+  TestFramework framework = TestFramework::googletest;
 };
 
 /// The environment of `mode` for the binary at `path`: jemalloc preloaded when

@@ -202,6 +202,36 @@ TEST(DoctestFace, ATestCaseInATestSuiteIsNamedSuiteDotNameAndRunsAloneByBoth) {
 }
 #endif
 
+#ifdef HEAPGATE_CLI_PATH
+// `heapgate run` lists the binary's tests its framework's way, runs it in one
+// process (-j 2 says so) and gates it as a GoogleTest binary.
+TEST_P(FrameworkFaces, HeapgateRunRecordsThenCatchesARegression) {
+  const Framework& fw = GetParam();
+  const std::string selection = selection_of(fw, {"counted", "threaded"});
+  auto heapgate_run = [&](const std::string& report, std::vector<std::string> env) {
+    sys::ProcessOptions options;
+    options.extra_env = std::move(env);
+    options.unset_env = testing::suite_unset_env();
+    options.timeout = std::chrono::minutes(2);
+    auto ran =
+        sys::run_process({HEAPGATE_CLI_PATH, "run", "-j", "2", "--progress", "none", "--baselines", dir_ + "/baselines",
+                          "--report", dir_ + "/" + report, "--", testing::helper_binary(fw.binary), selection},
+                         options);
+    EXPECT_TRUE(ran) << ran.error().message();
+    return ran ? *ran : sys::ProcessResult{};
+  };
+  const sys::ProcessResult recorded = heapgate_run("r1", {});
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.stdout_text << recorded.stderr_text;
+  EXPECT_TRUE(contains(recorded.stderr_text, "runs in one process")) << recorded.stderr_text;
+  EXPECT_TRUE(contains(recorded.stderr_text, "created")) << recorded.stderr_text;
+
+  const sys::ProcessResult regressed = heapgate_run("r2", {"SAMPLE_EXTRA=3"});
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text << regressed.stderr_text;
+  EXPECT_TRUE(contains(regressed.stdout_text + regressed.stderr_text, "counted: regressed: allocations 7 → 10"))
+      << regressed.stdout_text << regressed.stderr_text;
+}
+#endif
+
 // The frameworks this build has (tests/framework_faces_tests.cmake).
 const std::vector<Framework> kBuilt = {
 #ifdef HEAPGATE_TEST_CATCH2
