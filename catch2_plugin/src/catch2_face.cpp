@@ -77,52 +77,6 @@ class Catch2Face final : public harness::Face {
   int failures_ = 0;
 };
 
-// A std::vector Catch2 keeps for a whole run and pushes onto as sections
-// open. libstdc++ doubles a full vector's capacity, so the first test case
-// of a run to nest sections that deep grows it, inside its window, and the
-// block stays for the rest of the run. Followed here and taken off: a test's
-// counts must not depend on whether a filter made it the first to get there.
-// The blocks' sizes (elements times a power of two) are jemalloc size
-// classes, so they are also their usable sizes.
-class RunVector {
- public:
-  explicit RunVector(std::size_t element) : element_(element) {}
-  // A new run: a new vector, empty.
-  void reset() {
-    capacity_ = 0;
-    in_window_ = false;
-  }
-  // A window opens: the vector's block so far is not its.
-  void window_opened() {
-    in_window_ = false;
-    allocations_ = 0;
-    bytes_ = 0;
-  }
-  // The vector holds `size` elements now.
-  void pushed(std::size_t size) {
-    if (size <= capacity_) return;
-    capacity_ = capacity_ == 0 ? 1 : 2 * capacity_;
-    ++allocations_;
-    bytes_ += capacity_ * element_;
-    in_window_ = true;
-  }
-  // Every block it allocated in the window; the one it holds, if made in it.
-  void take_off(harness::TestEnd& end) const {
-    end.framework_allocations += allocations_;
-    end.framework_bytes += bytes_;
-    if (!in_window_) return;
-    end.framework_live_allocations += 1;
-    end.framework_live_bytes += capacity_ * element_;
-  }
-
- private:
-  std::size_t element_;
-  std::size_t capacity_ = 0;
-  bool in_window_ = false;
-  std::uint64_t allocations_ = 0;
-  std::uint64_t bytes_ = 0;
-};
-
 // What outlives each Session::run(): Catch2 makes its listeners anew for
 // every run, and a re-run child runs the session several times.
 struct Catch2Run {
@@ -132,12 +86,14 @@ struct Catch2Run {
   bool window_pending = false;
   // Sections open now, the test case's own included.
   std::size_t depth = 0;
-  // The run's reporter derives from StreamingReporterBase, whose stack of
-  // open sections (SectionInfo each) is one RunVector.
+  // Catch2 keeps these stacks for a whole run and pushes onto them as
+  // sections open: the first test case of a run to nest that deep grows
+  // them inside its window. The run's reporter derives from
+  // StreamingReporterBase, whose stack of open sections is one.
   bool streaming_reporter = false;
-  RunVector reporter_sections{sizeof(Catch::SectionInfo)};
+  harness::FrameworkVector reporter_sections{sizeof(Catch::SectionInfo)};
   // RunContext's stack of open SECTIONs (the test case's own is not on it).
-  RunVector active_sections{sizeof(void*)};  // ITracker pointers
+  harness::FrameworkVector active_sections{sizeof(void*)};  // ITracker pointers
 };
 
 // Catch2's reporters that derive from StreamingReporterBase (its own

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -18,7 +19,8 @@
 #include "heapgate/doctest.h"
 #include "heapgate/face.h"
 
-namespace heapgate::doctest {
+namespace heapgate {
+namespace doctest_face {
 namespace {
 
 // A name as one doctest filter: `,` and `\` are escaped with `\`; `*` and `?`
@@ -37,19 +39,35 @@ std::string filter_of(const std::string& name) {
 // `--tc=`, `--dt-test-case=`): a child that runs the run's own selection
 // gets these and nothing else of the command line (not its reporters or
 // output files).
-bool selects_tests(std::string_view argument) {
-  static const char* const kSelecting[] = {
-      "test-case",   "tc", "test-case-exclude",   "tce", "test-suite", "ts", "test-suite-exclude", "tse",
-      "source-file", "sf", "source-file-exclude", "sfe", "subcase",    "sc", "subcase-exclude",    "sce"};
+// An option's name as doctest reads it: without its dashes, its `dt-`
+// prefix and its `=value`; "" for what is not an option.
+std::string_view option_name(std::string_view argument) {
+  if (argument.empty() || argument.front() != '-') return {};
   while (!argument.empty() && argument.front() == '-') argument.remove_prefix(1);
   if (argument.rfind("dt-", 0) == 0) argument.remove_prefix(3);
-  const std::size_t equals = argument.find('=');
-  if (equals == std::string_view::npos) return false;
-  argument = argument.substr(0, equals);
-  for (const char* name : kSelecting) {
-    if (argument == name) return true;
+  return argument.substr(0, argument.find('='));
+}
+
+bool named_one_of(std::string_view argument, std::initializer_list<const char*> names) {
+  const std::string_view name = option_name(argument);
+  for (const char* one : names) {
+    if (name == one) return true;
   }
   return false;
+}
+
+bool selects_tests(std::string_view argument) {
+  return argument.find('=') != std::string_view::npos &&
+         named_one_of(argument,
+                      {"test-case", "tc", "test-case-exclude", "tce", "test-suite", "ts", "test-suite-exclude", "tse",
+                       "source-file", "sf", "source-file-exclude", "sfe", "subcase", "sc", "subcase-exclude", "sce"});
+}
+
+// Options after which doctest runs no test (it lists, counts or says its
+// version): no warm-up run for them.
+bool runs_no_test(std::string_view argument) {
+  return named_one_of(argument, {"help", "h", "?", "version", "v", "count", "c", "list-test-cases", "ltc",
+                                 "list-test-suites", "lts", "list-reporters", "lr", "no-run", "nr", "exit"});
 }
 
 class DoctestFace final : public harness::Face {
@@ -120,6 +138,12 @@ struct DoctestRun {
   std::optional<harness::TestEngine> engine;
   std::optional<harness::TestCase> current;
   const ::doctest::TestCaseData* current_data = nullptr;  // whose name `current` is
+  // doctest's console reporter (a new one each run) keeps the subcases
+  // entered since the test case started or re-entered, and grows that
+  // stack inside the window of the first test case to enter that many.
+  bool console_reporter = true;
+  std::size_t subcases_entered = 0;
+  harness::FrameworkVector console_subcases{sizeof(::doctest::SubcaseSignature)};
 };
 
 DoctestRun& gated_run() {
@@ -131,7 +155,7 @@ struct Listener : ::doctest::IReporter {
   explicit Listener(const ::doctest::ContextOptions&) {}
 
   void report_query(const ::doctest::QueryData&) override {}
-  void test_run_start() override {}
+  void test_run_start() override { gated_run().console_subcases.reset(); }
   void test_run_end(const ::doctest::TestRunStats&) override {}
 
   void test_case_start(const ::doctest::TestCaseData& data) override {
@@ -139,8 +163,10 @@ struct Listener : ::doctest::IReporter {
     if (!run.engine) return;
     // Kept while the same test case repeats: a growth child's one window
     // spans the runs, and a new name each time would be blocks live in it.
+    run.subcases_entered = 0;
     if (run.current_data == &data && run.current) {
       run.face.started(*run.current);
+      run.console_subcases.window_opened();
       run.engine->test_start(*run.current);
       return;
     }
@@ -155,20 +181,61 @@ struct Listener : ::doctest::IReporter {
     run.face.started(test);
     run.current = std::move(test);
     run.current_data = &data;
+    run.console_subcases.window_opened();
     run.engine->test_start(*run.current);
   }
 
-  void test_case_reenter(const ::doctest::TestCaseData&) override {}
+  void test_case_reenter(const ::doctest::TestCaseData&) override { gated_run().subcases_entered = 0; }
 
   void test_case_end(const ::doctest::CurrentTestCaseStats& stats) override {
     DoctestRun& run = gated_run();
     if (!run.engine || !run.current) return;
     harness::TestEnd end;
     end.failed = !stats.testCaseSuccess;
+    if (run.console_reporter) run.console_subcases.take_off(end);
     run.engine->test_end(*run.current, end);
     run.face.ended();
   }
 
+  void test_case_exception(const ::doctest::TestCaseException&) override {}
+  void subcase_start(const ::doctest::SubcaseSignature&) override {
+    DoctestRun& run = gated_run();
+    run.console_subcases.pushed(++run.subcases_entered);
+  }
+  void subcase_end() override {}
+  void log_assert(const ::doctest::AssertData&) override {}
+  void log_message(const ::doctest::MessageData&) override {}
+  void test_case_skipped(const ::doctest::TestCaseData&) override {}
+};
+
+// doctest keeps, for a whole process, the stacks and set it follows subcases
+// with and the stack of INFO() scopes, growing them inside the window of
+// the first test case that nests them that deep: that test would count
+// more when it runs first (alone, in a child, or filtered) than in a full
+// run. One unmeasured run of this test case, before any of the suite's,
+// grows them first: subcases eight deep, two at each level, under INFO()s.
+constexpr const char* kWarmUpName = "heapgate: doctest warm-up";
+
+void nest_subcases(int depth) {
+  if (depth == 0) return;
+  DOCTEST_INFO("heapgate");
+  for (int i = 0; i < 2; ++i) {
+    const ::doctest::detail::Subcase subcase(i == 0 ? "a" : "b", "heapgate", depth * 2 + i);
+    if (subcase) nest_subcases(depth - 1);
+  }
+}
+
+void warm_up() { nest_subcases(8); }
+
+// The warm-up run's reporter: it says nothing.
+struct Quiet : ::doctest::IReporter {
+  explicit Quiet(const ::doctest::ContextOptions&) {}
+  void report_query(const ::doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const ::doctest::TestRunStats&) override {}
+  void test_case_start(const ::doctest::TestCaseData&) override {}
+  void test_case_reenter(const ::doctest::TestCaseData&) override {}
+  void test_case_end(const ::doctest::CurrentTestCaseStats&) override {}
   void test_case_exception(const ::doctest::TestCaseException&) override {}
   void subcase_start(const ::doctest::SubcaseSignature&) override {}
   void subcase_end() override {}
@@ -177,14 +244,30 @@ struct Listener : ::doctest::IReporter {
   void test_case_skipped(const ::doctest::TestCaseData&) override {}
 };
 
-}  // namespace
+// Runs the warm-up test case alone in `context`, quietly, then gives the
+// context back the command line's own options.
+void run_warm_up(::doctest::Context& context, int argc, char** argv) {
+  context.clearFilters();
+  context.setOption("reporters", "heapgate-quiet");
+  context.setOption("test-case", kWarmUpName);
+  (void)context.run();
+  context.clearFilters();
+  context.applyCommandLine(argc, argv);
+}
 
 int run(int argc, char** argv) {
   const harness::Options options = harness::init(&argc, argv);
-  // Registered here rather than by REGISTER_LISTENER in this file: a static
-  // library's object that nothing references is dropped by the linker, and
-  // its registration with it.
-  static const int registered = ::doctest::registerReporter<Listener>("heapgate", 0, /*isReporter=*/false);
+  // Registered here rather than by REGISTER_LISTENER and TEST_CASE in this
+  // file: a static library's object that nothing references is dropped by
+  // the linker, and its registrations with it.
+  static const bool registered = [] {
+    ::doctest::registerReporter<Listener>("heapgate", 0, /*isReporter=*/false);
+    ::doctest::registerReporter<Quiet>("heapgate-quiet", 0, /*isReporter=*/true);
+    ::doctest::detail::TestSuite suite;
+    suite * "";
+    ::doctest::detail::regTest(::doctest::detail::TestCase(&warm_up, "", 0, suite) * kWarmUpName);
+    return true;
+  }();
   (void)registered;
   DoctestRun& gated = gated_run();
   std::vector<std::string> selecting;
@@ -192,7 +275,18 @@ int run(int argc, char** argv) {
     if (selects_tests(argv[i])) selecting.emplace_back(argv[i]);
   }
   gated.face.set_selecting_arguments(std::move(selecting));
+  // doctest's console reporter is the default; another named alone replaces it.
+  for (int i = 1; i < argc; ++i) {
+    if (named_one_of(argv[i], {"reporters", "r"})) {
+      gated.console_reporter = std::string_view(argv[i]).find("console") != std::string_view::npos;
+    }
+  }
   ::doctest::Context context(argc, argv);
+  bool runs_tests = true;
+  for (int i = 1; i < argc; ++i) runs_tests = runs_tests && !runs_no_test(argv[i]);
+  if (runs_tests && options.mode != Mode::off) run_warm_up(context, argc, argv);
+  // Never one of the suite's tests: not run, listed nor counted.
+  context.setOption("test-case-exclude", kWarmUpName);
   gated.engine.emplace(options, gated.face);
   gated.engine->program_start();
   int status = 0;
@@ -209,4 +303,9 @@ int run(int argc, char** argv) {
   return gated.face.failures() > 0 ? 1 : 0;
 }
 
-}  // namespace heapgate::doctest
+}  // namespace
+}  // namespace doctest_face
+
+int run_doctest(int argc, char** argv) { return doctest_face::run(argc, argv); }
+
+}  // namespace heapgate

@@ -9,4 +9,4 @@
 
 #include "heapgate/doctest.h"
 
-int main(int argc, char** argv) { return heapgate::doctest::run(argc, argv); }
+int main(int argc, char** argv) { return heapgate::run_doctest(argc, argv); }

@@ -1112,7 +1112,7 @@ TEST_F(BadInputs, BI101_DoctestOwnMainNextToTheFace) {
       compile_face_header(HEAPGATE_DOCTEST_INCLUDE, "heapgate/doctest.h", {"DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN"}),
       "heapgate/doctest.h: DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN gives doctest's own main(), which runs every test "
       "unmeasured; fix: link heapgate::doctest_main and drop it, or define DOCTEST_CONFIG_IMPLEMENT and return "
-      "heapgate::doctest::run(argc, argv) from your main()");
+      "heapgate::run_doctest(argc, argv) from your main()");
 }
 
 TEST_F(BadInputs, BI102_Catch2VersionTheFaceDoesNotCover) {

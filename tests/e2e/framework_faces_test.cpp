@@ -110,12 +110,8 @@ TEST_P(FrameworkFaces, CleanThreadedAndSectionedTestsPassAndEachRunsAloneByItsNa
     EXPECT_EQ(t.verdict, Verdict::pass) << t.name << ": " << t.message << "\n" << run.output;
     ASSERT_TRUE(t.alone.has_value()) << t.name << " was not run alone\n" << run.output;
     // Alone it is the first of its run, here it is not (its framework grew
-    // its per-run stacks of open sections in an earlier test): the same.
-    // Not yet for doctest's subcases (README, Limitations): doctest grows
-    // its subcase stacks and set inside the first window that nests them.
-    if (fw.catch2 || t.name.find("subcases") == std::string::npos) {
-      EXPECT_EQ(t.alone->allocations, t.metrics.allocations) << t.name;
-    }
+    // its stacks of open sections and subcases in an earlier test): the same.
+    EXPECT_EQ(t.alone->allocations, t.metrics.allocations) << t.name;
   }
   // The test's own allocations, whatever its place in the run: the
   // framework's own blocks are not counted (Catch2's copies of a name too

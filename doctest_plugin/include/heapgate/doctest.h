@@ -2,7 +2,7 @@
 // heapgate: allocation regression gates for C++ test suites.
 // The doctest face: doctest 2.4 suites gated as GoogleTest suites are. Link
 // heapgate::doctest_main for a drop-in main(); a suite with its own main()
-// defines DOCTEST_CONFIG_IMPLEMENT and returns heapgate::doctest::run()
+// defines DOCTEST_CONFIG_IMPLEMENT and returns heapgate::run_doctest()
 // from it.
 #pragma once
 
@@ -13,12 +13,15 @@
 #endif
 #if defined(DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN)
 #error \
-    "heapgate/doctest.h: DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN gives doctest's own main(), which runs every test unmeasured; fix: link heapgate::doctest_main and drop it, or define DOCTEST_CONFIG_IMPLEMENT and return heapgate::doctest::run(argc, argv) from your main()"
+    "heapgate/doctest.h: DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN gives doctest's own main(), which runs every test unmeasured; fix: link heapgate::doctest_main and drop it, or define DOCTEST_CONFIG_IMPLEMENT and return heapgate::run_doctest(argc, argv) from your main()"
 #endif
 
 #include "heapgate/harness.h"
 
-namespace heapgate::doctest {
+// Not in a namespace heapgate::doctest: doctest's macros name `doctest::`
+// unqualified, which inside namespace heapgate (or after `using namespace
+// heapgate`) would find that one instead of doctest's.
+namespace heapgate {
 
 /// Runs the doctest suite with heapgate gating every test case: what
 /// `doctest::Context(argc, argv).run()` does in an own main(), plus the
@@ -27,6 +30,6 @@ namespace heapgate::doctest {
 /// subcases included (a child process can select a test case, not a
 /// subcase). Returns the exit status: doctest's, or 1 when only heapgate
 /// failed a test. Call it once, from main, before any thread starts.
-int run(int argc, char** argv);
+int run_doctest(int argc, char** argv);
 
-}  // namespace heapgate::doctest
+}  // namespace heapgate

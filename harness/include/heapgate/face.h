@@ -9,6 +9,7 @@
 // engine's, the same for every framework.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -127,6 +128,55 @@ class Face {
 /// Catch2's, doctest's), leaving "[framework]" (after std:: frames) or
 /// nothing. A face's Face::is_framework_stack() starts from it.
 bool is_framework_only_stack(const StackSample& stack);
+
+/// A std::vector a framework keeps beyond one test case (for a run, or the
+/// process) and pushes onto as a test nests sections or subcases. libstdc++
+/// doubles a full vector's capacity, so the first test case to nest that
+/// deep grows it inside its window, and the block stays: followed here and
+/// taken off (TestEnd::framework_*), a test counts the same whether it is
+/// the first to get there (alone, in a child, filtered) or not. The blocks'
+/// sizes (element size times a power of two, for the frameworks' elements)
+/// are jemalloc size classes, so they are also their usable sizes. Not
+/// thread-safe: the thread that runs the tests.
+class FrameworkVector {
+ public:
+  explicit FrameworkVector(std::size_t element) : element_(element) {}
+  /// A new vector, empty (a new run's reporter).
+  void reset() noexcept {
+    capacity_ = 0;
+    in_window_ = false;
+  }
+  /// A window opens: the vector's block so far is not the test's.
+  void window_opened() noexcept {
+    in_window_ = false;
+    allocations_ = 0;
+    bytes_ = 0;
+  }
+  /// The vector holds `size` elements now.
+  void pushed(std::size_t size) noexcept {
+    if (size <= capacity_) return;
+    capacity_ = capacity_ == 0 ? 1 : 2 * capacity_;
+    ++allocations_;
+    bytes_ += capacity_ * element_;
+    in_window_ = true;
+  }
+  /// Adds to `end` every block it allocated in the window, and the one it
+  /// holds if the window made it.
+  void take_off(TestEnd& end) const noexcept {
+    end.framework_allocations += allocations_;
+    end.framework_bytes += bytes_;
+    if (!in_window_) return;
+    end.framework_live_allocations += 1;
+    end.framework_live_bytes += capacity_ * element_;
+  }
+
+ private:
+  std::size_t element_;
+  std::size_t capacity_ = 0;
+  bool in_window_ = false;
+  std::uint64_t allocations_ = 0;
+  std::uint64_t bytes_ = 0;
+};
 
 /// The face of this process (set by TestEngine), or nullptr before one ran.
 Face* current_face() noexcept;
