@@ -67,7 +67,7 @@ bool selects_tests(std::string_view argument) {
 // version): no warm-up run for them.
 bool runs_no_test(std::string_view argument) {
   return named_one_of(argument, {"help", "h", "?", "version", "v", "count", "c", "list-test-cases", "ltc",
-                                 "list-test-suites", "lts", "list-reporters", "lr", "no-run", "nr", "exit"});
+                                 "list-test-suites", "lts", "list-reporters", "lr", "no-run", "nr"});
 }
 
 class DoctestFace final : public harness::Face {
