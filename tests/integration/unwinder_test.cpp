@@ -24,7 +24,7 @@
 #include "heapgate/profile.h"
 #include "heapgate/profile_scope.h"
 #include "heapgate/symbolizer.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "test_support.h"
 #include "workloads.h"
 

@@ -13,6 +13,7 @@
 #include "heapgate/markup.h"
 #include "heapgate/sys.h"
 #include "heapgate/trend.h"
+#include "trend_script.h"
 
 namespace heapgate {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "heapgate/sys.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "alloc_counting.h"
 #include "entry_points.h"
 #include "stack_capture.h"

@@ -12,7 +12,7 @@
 
 #include "alloc_counting.h"
 #include "stack_capture.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "heapgate/integration.h"
 #include "heapgate/profile.h"
 #include "heapgate/sys.h"

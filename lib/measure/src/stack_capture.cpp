@@ -15,7 +15,7 @@
 #include "heapgate/integration.h"
 #include "heapgate/profile.h"
 #include "heapgate/sys.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "live_table.h"
 #include "raw_writer.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // heapgate: allocation regression gates for C++ test suites.
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 
 #include <dlfcn.h>
 

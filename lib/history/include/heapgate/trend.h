@@ -94,10 +94,4 @@ struct TrendPagesWritten {
 Result<TrendPagesWritten> write_trend_pages(HistoryStore& store, const HistoryQuery& query,
                                             const TrendPageOptions& options);
 
-namespace detail {
-/// The script of a test page (trend_script.cpp): draws its charts from the
-/// page's data and the runs in commits.js.
-extern const char* const kTrendScript;
-}  // namespace detail
-
 }  // namespace heapgate

@@ -96,7 +96,7 @@ struct ScopeResult {
   /// Wall-clock time between start and finish.
   std::chrono::nanoseconds duration{0};
   /// Which counting window measured the scope (0: none), for
-  /// detail::released_since() (heapgate/integration.h).
+  /// detail::released_since() (lib/measure/internal/heapgate/integration.h).
   std::uint32_t counting_window = 0;
 };
 
