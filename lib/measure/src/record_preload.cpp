@@ -23,7 +23,7 @@
 #include <cstring>
 
 #include "heapgate/integration.h"
-#include "recording.h"
+#include "process_recorder.h"
 
 namespace heapgate::detail {
 namespace {
