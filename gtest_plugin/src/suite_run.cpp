@@ -11,7 +11,7 @@
 
 #include "explainers.h"
 #include "gtest_flags.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
 #include "heapgate/integration.h"

@@ -7,7 +7,7 @@
 
 namespace heapgate::runner {
 
-/// A CLI11 check that accepts what `parse` (parse_mode, parse_metric, …)
+/// A CLI11 check that accepts what `parse` (parse_mode, parse_profile_metric, …)
 /// accepts and rejects the rest with the parser's own message, so a flag
 /// and a file spell a vocabulary the same way and list it from one place.
 template <typename Parse>

@@ -118,8 +118,8 @@ std::string folded_stacks_of_scope() {
   if (!profile) return {};
   Symbolizer symbolizer;
   NormalizedProfile normalized = normalize_profile(*profile, symbolizer);
-  return render_folded(normalized, Metric::accum_objects) + "--- live bytes\n" +
-         render_folded(normalized, Metric::live_bytes);
+  return render_folded(normalized, ProfileMetric::accum_objects) + "--- live bytes\n" +
+         render_folded(normalized, ProfileMetric::live_bytes);
 }
 
 // Who records the stacks of an `exact` scope.

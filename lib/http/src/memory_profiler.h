@@ -113,7 +113,7 @@ class MemoryProfiler {
   // parameter: what the folded and flame-graph downloads draw.
   struct LatestProfile {
     std::time_t id;
-    Metric metric;
+    ProfileMetric metric;
     NormalizedProfile profile;
   };
   tl::expected<LatestProfile, Reply> latest_profile(const QueryParams& params);

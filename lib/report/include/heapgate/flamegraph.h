@@ -15,7 +15,7 @@
 namespace heapgate {
 
 /// "bytes" for the byte metrics, "objects" for the object counts.
-std::string_view flame_unit(Metric metric) noexcept;
+std::string_view flame_unit(ProfileMetric metric) noexcept;
 
 /// How render_flamegraph_svg draws.
 struct FlamegraphOptions {
