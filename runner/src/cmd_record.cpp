@@ -365,7 +365,10 @@ int run_record(const RecordOptions& options) {
   }
   const std::string summary = recording_summary(*read, *analysis, options.top);
   std::fputs(summary.c_str(), stderr);
-  (void)sys::write_file_atomic((std::filesystem::path(dir) / "summary.txt").string(), summary);
+  // The summary was printed above; a copy that cannot be written is said, not fatal.
+  if (auto copy = sys::write_file_atomic((std::filesystem::path(dir) / "summary.txt").string(), summary); !copy) {
+    std::fprintf(stderr, "heapgate record: %s\n", copy.error().message().c_str());
+  }
   return recording.exit_code;
 }
 
