@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A recording of `heapgate record` (docs/design.md §12): what each process
 // of a program wrote into DIR (DIR/<pid>/process.json and its heap
 // profiles), what the command adds (DIR/record.json), and what they say:

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A test's points over commits, read from a history store, its change
-// points, and the trend pages of `heapgate history report`.
+// points, and the trend pages of `heapgate history report`. Implemented in
+// lib/history/src/trend_series.cpp (the points) and trend_pages.cpp (the
+// pages; the script they embed is trend_script.cpp).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The words of heapgate's closed enums, spelled once per enum. Header-only.
 #pragma once
 
 #include <array>
