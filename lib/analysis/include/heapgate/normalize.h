@@ -106,9 +106,9 @@ class Normalizer;
 
 /// normalize_profile() for many profiles of one process, read through one
 /// Symbolizer: each frame is named and classified once, not once per profile.
-/// An exact run that records the call sites of 1,057 yaml-cpp tests spent
-/// most of its time classifying again frames earlier tests had shown. Not
-/// thread-safe; `symbolizer` must outlive it.
+/// An exact run that records the call sites of a thousand short tests
+/// otherwise spends most of its time classifying again frames earlier tests
+/// had shown. Not thread-safe; `symbolizer` must outlive it.
 class ProfileNormalizer {
  public:
   explicit ProfileNormalizer(Symbolizer& symbolizer, NormalizeOptions options = {});
