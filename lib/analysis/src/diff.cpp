@@ -86,11 +86,7 @@ bool counts_unchanged(const ScaledCounts& base, const ScaledCounts& current) noe
 std::string_view to_string(ProfileMetric metric) noexcept { return word_of(kProfileMetricWords, metric, ""); }
 
 Result<ProfileMetric> parse_profile_metric(std::string_view text) {
-  if (auto metric = value_of(kProfileMetricWords, text)) return *metric;
-  return fail(
-      make_error(ErrorCode::parse_error, "metric",
-                 "unknown metric \"" + std::string(text) + "\"; expected one of " + list_words(kProfileMetricWords),
-                 "write e.g. live_bytes"));
+  return parse_word(kProfileMetricWords, text, "metric", "metric", "live_bytes");
 }
 
 double profile_metric_value(const ScaledCounts& counts, ProfileMetric metric) noexcept {

@@ -130,12 +130,7 @@ AllocatorStatus detect() {
 
 std::string_view to_string(Mode mode) noexcept { return word_of(kModeWords, mode, "off"); }
 
-Result<Mode> parse_mode(std::string_view text) {
-  if (auto mode = value_of(kModeWords, text)) return *mode;
-  return fail(make_error(ErrorCode::parse_error, "mode",
-                         "unknown mode \"" + std::string(text) + "\"; expected one of " + list_words(kModeWords),
-                         "write e.g. counters"));
-}
+Result<Mode> parse_mode(std::string_view text) { return parse_word(kModeWords, text, "mode", "mode", "counters"); }
 
 Result<void> AllocatorStatus::check(Mode mode) const {
   const std::string* why = nullptr;
