@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate accept`: the reviewed way to accept an intended change: the
 // measured numbers of a run's report go into the baselines, and what
 // changed is printed per test.

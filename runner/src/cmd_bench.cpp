@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate bench compare`: gates Google Benchmark results (--benchmark_out
 // JSON) on allocations and bytes per iteration against baselines/<binary>.json.
 #include <cstdio>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate diff`: the local leak hunt. heapgate's own symbolic diff works
 // across processes; --format jeprof runs `jeprof --base` on the base profile
 // rebased onto the current one's address-space layout; --format svg draws a

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate record [--mode exact|counters] [-o DIR] -- PROGRAM [ARGS]`: runs
 // any dynamically linked program unchanged with libheapgate_record.so and
 // jemalloc preloaded (lib/measure/src/record_preload.cpp), passes its exit

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate report merge|junit|markdown|html`: shard reports into one, and one
 // report into the formats CI systems read (html: a page with flame graphs).
 // `--pprof DIR` also writes the heap profiles the report names for its

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate run`: runs GoogleTest binaries linked with heapgate's plugin
 // under the allocator settings of the mode, sharded over N processes
 // (run_shards.cpp), shows progress, merges the shard reports, judges and

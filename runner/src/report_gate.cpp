@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The gate over saved reports (report_gate.h): read_reports() of a directory, rejudge() against a
+// baseline, gate_exit_code(), ratchet_improvements() and the print_summary() table.
 #include "report_gate.h"
 
 #include <dirent.h>

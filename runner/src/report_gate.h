@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The gate as the verbs apply it to saved reports (run, compare, accept,
 // bench): reading a report directory, each binary's baseline file, judging
 // reports again, the ratchet, the summary table and the exit code.

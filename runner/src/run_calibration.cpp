@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate run --calibrate N`: baselines recorded from several runs.
 #include <cstdint>
 #include <cstdio>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// parsed_by(): a CLI11 validator that accepts what a heapgate parse_* function accepts and
+// rejects the rest with its message, so flags and files share one vocabulary.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// diff_profiles(): matches two normalized profiles' stacks by key and orders the changes by live
+// and accumulated bytes; render_diff_text(), top_stacks() and the ProfileMetric names.
 #include "heapgate/diff.h"
 
 #include <algorithm>

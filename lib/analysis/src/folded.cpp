@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// parse_folded() and write_folded() (heapgate/folded.h): the folded-text grammar and the escaping
+// that makes every written line parse back; folded_stacks() of a profile or diff, root first.
 #include "heapgate/folded.h"
 
 #include <charconv>

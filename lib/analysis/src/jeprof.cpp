@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Driver for jemalloc's jeprof perl script (docs/platform-facts.md §8).
 #include "heapgate/jeprof.h"
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate's benchmark::MemoryManager, its registration, and finish().
 #include <unistd.h>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// merge_run_into() and merge_runs_into() (heapgate/baseline_merge.h): which of a run's records each
+// BaselineAuthor may write, learned bands from samples, and describe_baseline_write().
 #include "heapgate/baseline_merge.h"
 
 #include <algorithm>

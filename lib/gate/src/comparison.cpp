@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Comparing a test's metrics with its baseline entry, step 5 of judge():
 // the fixed tolerances, or the sampling error of two estimates, plus the
 // scheduling allowance of a threaded test, or the noise band of a calibrated

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// runtime_fingerprint() (heapgate/fingerprint.h): jemalloc and glibc versions, architecture, page
+// size and temp-dir lengths; build facts, FingerprintCheck names, difference phrases.
 #include "heapgate/fingerprint.h"
 
 #include <gnu/libc-version.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Judging one test (judge()): the rules in the order heapgate/gate.h lists
 // them (nothing measured, own failure, budgets, the leak, the baseline with
 // its confirmation rule, call sites), each problem explained.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Metric helpers (heapgate/metrics.h): names and parse_size(), Metrics from a ScopeResult, sampled
+// intervals, thread parts and scheduling_allowance(), Tolerances::for_mode(), compare_metric().
 #include "heapgate/metrics.h"
 
 #include <algorithm>

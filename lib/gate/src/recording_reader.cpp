@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A recording's files (heapgate/recording.h): DIR/record.json, written by
 // `heapgate record`, and DIR/<pid>/process.json, written by each process
 // (lib/measure/src/process_recorder.cpp, without a JSON library: it runs in signal

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The report data model: equality, sorting and merging shards.
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Verdict names and parse_verdict() (heapgate/verdict.h), and is_failure(): regressed, leaked and
+// over_budget fail a gate, unavailable only in strict mode.
 #include "heapgate/verdict.h"
 
 #include <string>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The script of a test's trend page: one SVG chart per metric, drawn from
 // the page's JSON (#trend-data) and the runs of commits.js (HG_RUNS). Plain
 // DOM calls, no library: the page works offline, from file://.

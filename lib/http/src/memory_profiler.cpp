@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Apache Mesos' MemoryProfiler (libprocess memory_profiler.cpp) on heapgate's
 // jemalloc layer; docs/mesos-protocol.md §5 lists where and why heapgate differs.
 #include "memory_profiler.h"

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The state machine behind the memory-profiler endpoints, kept free of the
 // HTTP library: a request is a path plus query parameters, an answer a Reply.
 #pragma once

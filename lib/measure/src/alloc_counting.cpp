@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Exact counting over all threads (alloc_counting.h): per-thread slots in mmap'd memory,
+// epoch-based counting windows, block stamps for live blocks, note_allocated() and note_freed(),
+// and the locks held across fork().
 #include "alloc_counting.h"
 
 #include <pthread.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// allocator_status() (heapgate/allocator.h): detects whether jemalloc serves malloc, reads its
+// profiling options and hook ABI; Mode names, AllocatorStatus::check(), the jemalloc:: mallctls.
 #include "heapgate/allocator.h"
 
 #include <cerrno>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 //
 // Why not libunwind alone: unw_backtrace took ~1,500 instructions for the
 // 15-frame stacks of a test's allocations, most of `exact` mode's cost

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Whole-process recording for `heapgate record` (process_recorder.h): start_recording(), the fork
+// child's restart, write_snapshot() and finish_recording() writing DIR/<pid>/ without allocating.
 #include "process_recorder.h"
 
 #include <fcntl.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProfileScope (heapgate/profile_scope.h): opens a counting window on the allocation hooks, owns
+// jemalloc profiling or stack capture for exact/sampled scopes, and builds the ScopeResult.
 #include "heapgate/profile_scope.h"
 
 #include <link.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// `exact` mode's stack recording in the allocation hooks (stack_capture.h): interned stacks in
+// mmap'd arrays, per-block stack-id stamps, per-thread tallies, peak copies, heap_v2 output.
 #include "stack_capture.h"
 
 #include <sys/mman.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `exact` mode's call stacks, recorded by the allocation hooks themselves
 // rather than by jemalloc's profiler (docs/performance.md, "exact mode
 // without jemalloc's profiler").

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The operating-system seam (heapgate/sys.h): files read, mapped and written atomically, private
+// temp dirs, child processes with timeouts, re-exec with MALLOC_CONF, all threads' stacks.
 #include "heapgate/sys.h"
 
 #include <dirent.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Folded stacks in, SVG flame graphs out: flamegraph.pl's picture without Perl,
 // so reports and endpoints can draw one wherever heapgate runs.
 #include "heapgate/flamegraph.h"

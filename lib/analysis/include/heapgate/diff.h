@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The symbolic diff of two normalized heap profiles: ProfileMetric, StackDelta, ProfileDiff,
+// diff_profiles(), render_diff_text() and top_stacks().
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Folded stack text (`root;caller;leaf VALUE`, one stack a line): FoldedStack, parse_folded(),
+// write_folded(), and folded_stacks()/render_folded() of a normalized profile or a diff.
 #pragma once
 
 #include <string>

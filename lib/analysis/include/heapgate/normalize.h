@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Heap profiles reduced to symbolic stacks comparable across processes and builds:
+// NormalizeOptions, NormalizedStack, NormalizedProfile, normalize_profile() and its dropping rules,
+// and ProfileNormalizer for many profiles through one Symbolizer.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// A test binary's stored baseline, `<baselines>/<binary>.json`: BaselineEntry, Baseline, noise
+// bands, baseline_path(), read_baseline(), write_baseline(), update_entries(), prune_entries().
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Merging a run into a baseline: what any path writes into a baseline — the first
 // run of a suite, --heapgate_update_baselines, `heapgate accept`, --ratchet,
 // --calibrate, `heapgate bench compare --update` — and what it refuses, with

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The gate policy, in one place: what fails, in which order, what a failure
 // says, what a run writes back to its baseline, and the exit code of a run.
 // The GoogleTest listener, the benchmark gate and `heapgate run/compare/accept`

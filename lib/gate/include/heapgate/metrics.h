@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The numbers a gate compares: Metrics and MetricName, parse_size(), Tolerance(s), CallSite,
+// ThreadShare, Measurement, NoiseBand, scheduling_allowance(), MetricDelta and compare_metric().
 #pragma once
 
 #include <array>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProfileScope: an RAII window that measures the allocations made while it is open, in counters,
+// exact or sampled mode; ScopeOptions, ScopeResult, live(), and the error sink for destructors.
 #pragma once
 
 #include <chrono>

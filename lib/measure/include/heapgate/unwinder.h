@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The stack unwinder behind jemalloc's sampled allocations (docs/performance.md,
 // "exact mode's unwinder").
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The integration header: what a face (a test or benchmark framework adapter,
 // the HTTP endpoints) needs from the measuring layer beyond ProfileScope.
 // Application code does not need it.

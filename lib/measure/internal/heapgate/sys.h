@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The operating-system seam: everything Linux- or libc-specific that the rest
 // of heapgate needs, in one place (benchmark sysinfo.cc, fmt os.cc).
 #pragma once

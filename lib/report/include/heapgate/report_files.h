@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The report writers: JUnit XML, Markdown, HTML, the table of formats, the
 // files of a run, and ReportWriter, which journals a run as it goes and
 // writes them at its end. Implemented in lib/report/src/: report_junit.cpp,
