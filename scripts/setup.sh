@@ -37,11 +37,13 @@ packages=(
   libsqlite3-dev                 # heapgate history: the default store, a SQLite file
   libpq-dev                      # heapgate history: the PostgreSQL store (optional; off without it)
   postgresql                     # tests: the history tests start a real PostgreSQL server
+  ninja-build                    # tests: the embedding consumer tests build heapgate in parallel with it
 )
 
 # Needed by heapgate's own tests only, not by a project that builds heapgate
 # from source (FetchContent, add_subdirectory).
-own_tests_only=(libxml2-utils python3-yaml curl wget chromium clang libclang-rt-14-dev ccache clang-format postgresql)
+own_tests_only=(libxml2-utils python3-yaml curl wget chromium clang libclang-rt-14-dev ccache clang-format postgresql
+  ninja-build)
 
 # --print-packages: the packages a project that builds heapgate needs, one a
 # line, for a CI image to install before heapgate's sources exist (the

@@ -9,7 +9,7 @@ heapgate_add_test(baseline_test SOURCES unit/baseline_test.cpp LABELS report
 heapgate_add_test(verdict_test GATED SOURCES unit/verdict_test.cpp LABELS report)
 heapgate_add_test(gate_test SOURCES unit/gate_test.cpp LABELS report)
 # The one baseline writer: every path against every refusal.
-heapgate_add_test(baseline_writer_test SOURCES unit/baseline_writer_test.cpp LABELS report)
+heapgate_add_test(baseline_merge_test SOURCES unit/baseline_merge_test.cpp LABELS report)
 # Set HEAPGATE_APPROVE=1 to rewrite tests/approved/ from the current output.
 heapgate_add_test(report_test SOURCES unit/report_test.cpp LABELS report LIBRARIES pugixml::pugixml
   DEFINITIONS ${HEAPGATE_REPORT_TEST_DEFINITIONS})

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "explainers.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "learned_spread.h"
 #include "run_guard.h"
 #include "suite_run.h"
@@ -147,7 +147,7 @@ std::chrono::seconds SuiteRun::child_budget() const {
 }
 
 // What this run writes into the baseline: the one baseline writer decides
-// (heapgate/baseline_writer.h); this says what it did.
+// (heapgate/baseline_merge.h); this says what it did.
 void SuiteRun::record_baseline() {
   const bool existed = baseline_.exists;
   if (baseline_entries(records_).empty()) return;
@@ -160,9 +160,9 @@ void SuiteRun::record_baseline() {
                  baseline_path_.c_str(), existed ? "updated" : "created");
     return;
   }
-  BaselineWriteRules rules;
-  rules.writer = existed ? BaselineWriter::update : BaselineWriter::first_run;
-  const BaselineWrite write = write_run_into(baseline_, records_, rules);
+  BaselineMergeRules rules;
+  rules.author = existed ? BaselineAuthor::update : BaselineAuthor::first_run;
+  const BaselineMerge write = merge_run_into(baseline_, records_, rules);
   if (write.blocked.empty()) {
     if (auto written = write_baseline(baseline_path_, baseline_); !written) {
       std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());

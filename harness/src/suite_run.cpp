@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "explainers.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/explain.h"
 #include "heapgate/gate.h"
 #include "heapgate/integration.h"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ELF inspection of a binary before the runner starts it (binary_inspect.h): jemalloc_linkage(),
+// inspect_program() for `heapgate record`, find_system_jemalloc(), has_heapgate_plugin().
 #include "binary_inspect.h"
 
 #include <fcntl.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What the runner needs to know about a test binary before starting it.
 #pragma once
 

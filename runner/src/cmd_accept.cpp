@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate accept`: the reviewed way to accept an intended change: the
 // measured numbers of a run's report go into the baselines, and what
 // changed is printed per test.
@@ -15,7 +14,7 @@
 #include "report_gate.h"
 #include "test_filter.h"
 #include "heapgate/baseline.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/report.h"
 #include "heapgate/gate.h"
 #include "output.h"
@@ -69,11 +68,11 @@ int accept_report(const AcceptOptions& options, const Report& report) {
     }
   }
   Baseline after = before;
-  BaselineWriteRules rules;
-  rules.writer = BaselineWriter::accept;
+  BaselineMergeRules rules;
+  rules.author = BaselineAuthor::accept;
   rules.select = selected;
   rules.force = options.force;
-  const BaselineWrite write = write_run_into(after, report, rules);
+  const BaselineMerge write = merge_run_into(after, report, rules);
   if (!write.blocked.empty()) {
     return bad_input(make_error(ErrorCode::conflict, path, write.blocked, write.blocked_fix));
   }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate bench compare`: gates Google Benchmark results (--benchmark_out
 // JSON) on allocations and bytes per iteration against baselines/<binary>.json.
 #include <cstdio>
@@ -10,7 +9,7 @@
 #include <vector>
 
 #include "heapgate/baseline.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/benchmark_gate.h"
 #include "heapgate/report.h"
 #include "heapgate/report_files.h"
@@ -77,9 +76,9 @@ int run_bench_compare(const BenchCompareOptions& options) {
     if (write) {
       baseline->binary = binary;
       const bool existed = baseline->exists;
-      BaselineWriteRules rules;
-      rules.writer = existed ? BaselineWriter::update : BaselineWriter::first_run;
-      const BaselineWrite written_entries = write_run_into(*baseline, report, rules);
+      BaselineMergeRules rules;
+      rules.author = existed ? BaselineAuthor::update : BaselineAuthor::first_run;
+      const BaselineMerge written_entries = merge_run_into(*baseline, report, rules);
       // Nothing measured writes nothing: an empty baseline would stop the
       // next (measured) run from recording one.
       if (written_entries.update.added + written_entries.update.changed > 0) {

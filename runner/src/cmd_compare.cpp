@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate compare`: the gate's verdicts again, from saved reports and the
 // baselines as they are now, without running anything.
 #include <memory>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate diff`: the local leak hunt. heapgate's own symbolic diff works
 // across processes; --format jeprof runs `jeprof --base` on the base profile
 // rebased onto the current one's address-space layout; --format svg draws a
@@ -80,7 +79,7 @@ int run_diff(const DiffOptions& options) {
   } else if (options.format == "text") {
     text = render_diff_text(diff, options.max_stacks);
   } else {
-    auto metric = parse_metric(options.metric);
+    auto metric = parse_profile_metric(options.metric);
     if (!metric) return bad_input(metric.error());
     if (options.format == "svg") {
       FlamegraphOptions svg;
@@ -111,7 +110,7 @@ void add_diff_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"text", "folded", "svg", "jeprof", "pprof"}))
       ->capture_default_str();
   diff->add_option("--metric", options->metric, "What folded and svg output count")
-      ->check(parsed_by(parse_metric, "METRIC"))
+      ->check(parsed_by(parse_profile_metric, "METRIC"))
       ->capture_default_str();
   diff->add_option("--binary", options->binary, "The profiled program (for --format jeprof)")->check(CLI::ExistingFile);
   // CLI11 converts "-3" into a huge std::size_t, and a 20-digit number into

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate fetch`: the "more sophisticated script" of Mesos' memory-profiling
 // page. Starts a run on a /memory-profiler/* server (heapgate::HttpServer or
 // Apache Mesos), keeps the run's id, waits for it, and downloads exactly that

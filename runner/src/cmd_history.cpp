@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate history add|show|report|import-git`: every run's numbers kept
 // over commits (docs/design.md §13). Adding: history_add.cpp; import-git:
 // history_import.cpp.

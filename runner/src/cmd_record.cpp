@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate record [--mode exact|counters] [-o DIR] -- PROGRAM [ARGS]`: runs
 // any dynamically linked program unchanged with libheapgate_record.so and
 // jemalloc preloaded (lib/measure/src/record_preload.cpp), passes its exit
@@ -365,7 +364,10 @@ int run_record(const RecordOptions& options) {
   }
   const std::string summary = recording_summary(*read, *analysis, options.top);
   std::fputs(summary.c_str(), stderr);
-  (void)sys::write_file_atomic((std::filesystem::path(dir) / "summary.txt").string(), summary);
+  // The summary was printed above; a copy that cannot be written is said, not fatal.
+  if (auto copy = sys::write_file_atomic((std::filesystem::path(dir) / "summary.txt").string(), summary); !copy) {
+    std::fprintf(stderr, "heapgate record: %s\n", copy.error().message().c_str());
+  }
   return recording.exit_code;
 }
 

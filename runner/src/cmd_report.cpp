@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate report merge|junit|markdown|html`: shard reports into one, and one
 // report into the formats CI systems read (html: a page with flame graphs).
 // `--pprof DIR` also writes the heap profiles the report names for its
@@ -29,7 +28,22 @@
 namespace heapgate::runner {
 namespace {
 
-const std::set<std::string> kActions = {"merge", "junit", "markdown", "html"};
+// `merge` writes the merged report, in the json format; every other format
+// is an action of its own name (heapgate/report_files.h, report_formats()).
+constexpr const char* kMerge = "merge";
+
+bool is_action(const std::string& action) {
+  return action == kMerge || (action != "json" && find_report_format(action) != nullptr);
+}
+
+// "merge,junit,markdown,html", for the message that lists them.
+std::string action_list() {
+  std::string out = kMerge;
+  for (const ReportFormat& format : report_formats()) {
+    if (format.name != "json") out += "," + std::string(format.name);
+  }
+  return out;
+}
 
 struct ReportOptions {
   std::string action;
@@ -139,16 +153,16 @@ int run_recording_report(const ReportOptions& options) {
 int run_report(ReportOptions options) {
   if (options.inputs.empty() && is_recording(options.action)) return run_recording_report(options);
   // `heapgate report R.json --pprof DIR`: no action, only the pprof files.
-  const bool pprof_only = !options.pprof_dir.empty() && kActions.count(options.action) == 0;
+  const bool pprof_only = !options.pprof_dir.empty() && !is_action(options.action);
   if (pprof_only) {
     options.inputs.insert(options.inputs.begin(), options.action);
     options.action.clear();
-  } else if (kActions.count(options.action) == 0) {
+  } else if (!is_action(options.action)) {
     // The usage style of the command line's other checks ("heapgate report: action: ...").
     std::fprintf(stderr,
-                 "heapgate report: action: %s not in {merge,junit,markdown,html}; fix: see heapgate report --help "
+                 "heapgate report: action: %s not in {%s}; fix: see heapgate report --help "
                  "(heapgate report REPORT.json --pprof DIR writes only pprof files)\n",
-                 options.action.c_str());
+                 options.action.c_str(), action_list().c_str());
     return exit_status(GateExit::usage);
   }
   if (options.inputs.empty()) {
@@ -181,17 +195,9 @@ int run_report(ReportOptions options) {
   }
   auto merged = merge_reports(reports);
   if (!merged) return bad_input(merged.error());
-  std::string text;
-  if (options.action == "merge") {
-    text = to_json(*merged);
-  } else if (options.action == "junit") {
-    text = to_junit_xml(*merged);
-  } else if (options.action == "html") {
-    text = to_html(*merged);
-  } else {
-    text = to_markdown(*merged);
-  }
-  auto written = emit(options.output, text);
+  // `merge` writes the merged report itself: the json format.
+  const ReportFormat* format = find_report_format(options.action == kMerge ? "json" : options.action);
+  auto written = emit(options.output, format->render(*merged));
   if (!written) return bad_input(written.error());
   return exit_status(GateExit::ok);
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate run`: runs GoogleTest binaries linked with heapgate's plugin
 // under the allocator settings of the mode, sharded over N processes
 // (run_shards.cpp), shows progress, merges the shard reports, judges and
@@ -21,7 +20,7 @@
 #include "commands.h"
 #include "heapgate/allocator.h"
 #include "heapgate/baseline.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/fingerprint.h"
 #include "heapgate/gate.h"
 #include "heapgate/report.h"
@@ -176,9 +175,9 @@ int run_all(const RunOptions& options, std::vector<Report>* measured) {
       Baseline created;
       created.binary = job.name;
       created.exists = true;
-      BaselineWriteRules rules;
-      rules.writer = BaselineWriter::first_run;
-      const BaselineWrite write = write_run_into(created, report, rules);
+      BaselineMergeRules rules;
+      rules.author = BaselineAuthor::first_run;
+      const BaselineMerge write = merge_run_into(created, report, rules);
       if (!created.tests.empty()) {
         if (auto written = write_baseline(path, created); !written) return bad_input(written.error());
         std::fprintf(stderr, "heapgate: %s\n", describe_baseline_write(path, false, write).c_str());

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The verbs of the `heapgate` command line. Each adds its subcommand, with
 // its options and help, to the application; when that subcommand is the one
 // chosen, its callback runs the verb and stores the verb's exit code.

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The `heapgate` command line: parses (CLI11) and dispatches to a verb.
 #include <cstdio>
 #include <exception>

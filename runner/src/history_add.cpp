@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Adding runs to a history store (history_add.h): history_location(), open_history_store(),
+// add_runs() one transaction each, and add_run_reports() for `heapgate run --history`.
 #include "history_add.h"
 
 #include <cmath>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Adding runs to a history store: what `heapgate history add`, `history
 // import-git` and `heapgate run --history` share.
 #pragma once

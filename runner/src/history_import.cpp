@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate history import-git [BASELINE_DIR]`: every accepted version of
 // the committed baseline files, stored at the commit that made it. git does
 // the walking (`git log -- DIR`, `git show COMMIT:path`); heapgate's own

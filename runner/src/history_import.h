@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate history import-git`: the committed baselines' history as runs.
 #pragma once
 

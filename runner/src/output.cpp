@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// emit(): a verb's output written atomically to a file, or to stdout; bad_input(): an Error
+// printed on stderr with the usage exit status.
 #include "output.h"
 
 #include <cstdio>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The runner's two output helpers: emit() to a file or stdout, and bad_input() for usage errors.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProgressLine (progress.h): a live, self-rewriting progress line on a terminal, or throttled plain
+// lines in CI logs; style_for() maps --progress values.
 #include "progress.h"
 
 #include <unistd.h>

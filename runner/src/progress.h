@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProgressLine: the one progress line `heapgate run` and `heapgate fetch` draw on stderr, live on a
+// terminal or as throttled plain lines in logs (Style: live, plain, none).
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The gate over saved reports (report_gate.h): read_reports() of a directory, rejudge() against a
+// baseline, gate_exit_code(), ratchet_improvements() and the print_summary() table.
 #include "report_gate.h"
 
 #include <dirent.h>
@@ -12,7 +13,7 @@
 #include <set>
 
 #include "commands.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/gate.h"
 #include "heapgate/journal.h"
 
@@ -90,10 +91,10 @@ Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const
     auto baseline = read_baseline(path);
     if (!baseline) return fail(baseline.error());
     const Baseline before = *baseline;
-    BaselineWriteRules rules;
-    rules.writer = BaselineWriter::ratchet;
+    BaselineMergeRules rules;
+    rules.author = BaselineAuthor::ratchet;
     rules.select = improved;
-    const BaselineWrite write = write_run_into(*baseline, report, rules);
+    const BaselineMerge write = merge_run_into(*baseline, report, rules);
     if (!write.blocked.empty()) {
       return fail(make_error(ErrorCode::invalid_argument, path, "not ratcheted: " + write.blocked, write.blocked_fix));
     }

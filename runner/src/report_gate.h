@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The gate as the verbs apply it to saved reports (run, compare, accept,
 // bench): reading a report directory, each binary's baseline file, judging
 // reports again, the ratchet, the summary table and the exit code.
@@ -31,7 +30,7 @@ void rejudge(Report& report, const Baseline& baseline);
 int gate_exit_code(const std::vector<Report>& reports, bool allow_unmeasured = false);
 
 /// --ratchet: accepts every `improved` test of each report into its baseline
-/// (write_run_into, heapgate/baseline_writer.h; written atomically) and prints what moved; other tests'
+/// (merge_run_into, heapgate/baseline_merge.h; written atomically) and prints what moved; other tests'
 /// entries stay. Returns how many baselines changed.
 Result<std::size_t> ratchet_improvements(const std::string& baselines_dir, const std::vector<Report>& reports);
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate run --calibrate N`: baselines recorded from several runs.
 #include <cstdint>
 #include <cstdio>
@@ -9,7 +8,7 @@
 #include <vector>
 
 #include "heapgate/baseline.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/gate.h"
 #include "output.h"
 #include "run_options.h"
@@ -75,8 +74,7 @@ int run_calibration(const RunOptions& options) {
     // calibration's runs are the samples. The last run measures each test
     // alone, except those the runs before it showed to follow timing: only
     // their leaks are gated, so a run alone tells nothing, and such a test
-    // works for as long as it is given (LevelDB's DBTest.MultiThreaded, 40 s
-    // twice over in a fresh process).
+    // works for as long as it is given (40 s twice over in a fresh process).
     once.plugin_flags.push_back("--heapgate_learn_spread=false");
     if (i > 1) once.plugin_flags.push_back("--heapgate_explain=false");
     if (i == options.calibrate) {
@@ -97,9 +95,9 @@ int run_calibration(const RunOptions& options) {
     auto baseline = read_baseline(path);
     if (!baseline) return bad_input(baseline.error());
     baseline->binary = binary;
-    BaselineWriteRules rules;
-    rules.writer = BaselineWriter::calibrate;
-    const BaselineWrite write = write_runs_into(*baseline, runs, rules);
+    BaselineMergeRules rules;
+    rules.author = BaselineAuthor::calibrate;
+    const BaselineMerge write = merge_runs_into(*baseline, runs, rules);
     if (!write.blocked.empty()) {
       return bad_input(
           make_error(ErrorCode::invalid_argument, path, "not calibrated: " + write.blocked, write.blocked_fix));

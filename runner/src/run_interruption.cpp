@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// StopOnSignals and stop_requested() for SIGINT/SIGTERM during `heapgate run`; and
+// name_interrupted_test(): an unfinished shard's report names the test that was running.
 #include "run_interruption.h"
 
 #include <string>

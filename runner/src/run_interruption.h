@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate run` interrupted (SIGINT, SIGTERM) and shards that did not
 // finish: the shards are stopped (their guards name the test that was
 // running), what finished is reported, and the run exits incomplete.

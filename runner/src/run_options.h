@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate run`'s options, and its two ways to run: gating (cmd_run.cpp)
 // and recording from several runs (--calibrate, run_calibration.cpp).
 #pragma once

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// run_job() (run_shards.h): one binary's GoogleTest shards as parallel processes, each with its
+// own equal-length temp dir, progress read from their journals, and their reports merged.
 #include "run_shards.h"
 
 #include <signal.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // One binary's run in `heapgate run`: its shards (GoogleTest sharding, one
 // process each, each with its own temporary directory), the progress line
 // read from their journals, and their reports merged.

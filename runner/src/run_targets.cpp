@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The runner's jobs (run_targets.h): environment_for() a mode (jemalloc preload, MALLOC_CONF),
+// count_tests() via --gtest_list_tests, and ctest_binaries() of a ctest build directory.
 #include "run_targets.h"
 
 #include <unistd.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What `heapgate run` runs: the test binaries (given, or a ctest build
 // directory's), each with the environment its mode needs and its test count.
 #pragma once

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// matches_test_filter() (test_filter.h): GoogleTest's `POSITIVE[-NEGATIVE]` filter of ':'-separated
+// globs, matched with fnmatch(), for `heapgate accept --tests`.
 #include "test_filter.h"
 
 #include <fnmatch.h>

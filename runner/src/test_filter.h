@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Test names chosen by a pattern (`heapgate accept --tests`).
 #pragma once
 

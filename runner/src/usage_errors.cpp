@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// usage_error_message(): a command line CLI11 rejected, as "heapgate <verb>: ...; fix: ...", with
+// "did you mean" from closest_match() by edit distance for a mistyped verb or option.
 #include "usage_errors.h"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Messages for rejected command lines: closest_match() (the likely typo's target) and
+// usage_error_message() in heapgate's "what; fix: how" style.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// parsed_by(): a CLI11 validator that accepts what a heapgate parse_* function accepts and
+// rejects the rest with its message, so flags and files share one vocabulary.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,7 +8,7 @@
 
 namespace heapgate::runner {
 
-/// A CLI11 check that accepts what `parse` (parse_mode, parse_metric, …)
+/// A CLI11 check that accepts what `parse` (parse_mode, parse_profile_metric, …)
 /// accepts and rejects the rest with the parser's own message, so a flag
 /// and a file spell a vocabulary the same way and list it from one place.
 template <typename Parse>

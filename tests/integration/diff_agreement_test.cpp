@@ -25,7 +25,7 @@ namespace {
 using testing::bare_function_name;
 
 struct Column {
-  Metric metric;
+  ProfileMetric metric;
   std::vector<std::string> jeprof_flags;
 };
 
@@ -74,10 +74,10 @@ class DiffAgreement : public ::testing::Test {
   }
 
   // Deltas per innermost frame, from heapgate's diff.
-  std::map<std::string, double> heapgate_deltas(Metric metric) const {
+  std::map<std::string, double> heapgate_deltas(ProfileMetric metric) const {
     std::map<std::string, double> deltas;
     for (const auto& entry : diff_.entries) {
-      double d = metric_value(entry.delta, metric);
+      double d = profile_metric_value(entry.delta, metric);
       if (d != 0 && !entry.frames.empty()) deltas[std::string(bare_function_name(entry.frames.front().view()))] += d;
     }
     return deltas;
@@ -92,10 +92,10 @@ class DiffAgreement : public ::testing::Test {
 
 TEST_F(DiffAgreement, EveryMetricAgreesWithJeprofBaseOnTheRebasedProfile) {
   const Column columns[] = {
-      {Metric::live_objects, {"--inuse_objects"}},
-      {Metric::accum_objects, {"--alloc_objects"}},
-      {Metric::live_bytes, {"--inuse_space", "--show_bytes"}},
-      {Metric::accum_bytes, {"--alloc_space", "--show_bytes"}},
+      {ProfileMetric::live_objects, {"--inuse_objects"}},
+      {ProfileMetric::accum_objects, {"--alloc_objects"}},
+      {ProfileMetric::live_bytes, {"--inuse_space", "--show_bytes"}},
+      {ProfileMetric::accum_bytes, {"--alloc_space", "--show_bytes"}},
   };
   for (const Column& column : columns) {
     SCOPED_TRACE(std::string(to_string(column.metric)));
@@ -108,11 +108,11 @@ TEST_F(DiffAgreement, EveryMetricAgreesWithJeprofBaseOnTheRebasedProfile) {
 TEST_F(DiffAgreement, TheDeltasAreTheInjectedOnes) {
   // Cross-check of the agreed numbers against what the workload injected:
   // 7 more freed 48 B blocks, 3 more leaked 96 B blocks.
-  EXPECT_EQ(heapgate_deltas(Metric::live_objects), (std::map<std::string, double>{{"injected_leak", 3}}));
-  EXPECT_EQ(heapgate_deltas(Metric::live_bytes), (std::map<std::string, double>{{"injected_leak", 288}}));
-  EXPECT_EQ(heapgate_deltas(Metric::accum_objects),
+  EXPECT_EQ(heapgate_deltas(ProfileMetric::live_objects), (std::map<std::string, double>{{"injected_leak", 3}}));
+  EXPECT_EQ(heapgate_deltas(ProfileMetric::live_bytes), (std::map<std::string, double>{{"injected_leak", 288}}));
+  EXPECT_EQ(heapgate_deltas(ProfileMetric::accum_objects),
             (std::map<std::string, double>{{"injected_extra", 7}, {"injected_leak", 3}}));
-  EXPECT_EQ(heapgate_deltas(Metric::accum_bytes),
+  EXPECT_EQ(heapgate_deltas(ProfileMetric::accum_bytes),
             (std::map<std::string, double>{{"injected_extra", 336}, {"injected_leak", 288}}));
 }
 

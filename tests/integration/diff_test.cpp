@@ -96,12 +96,12 @@ TEST_F(CrossProcessDiff, FindsExactlyTheInjectedStacks) {
   EXPECT_FALSE(contains(text, "steady_work")) << text;
   EXPECT_FALSE(contains(text, ".0")) << "exact counts print no decimals:\n" << text;
 
-  const auto live = folded_values(render_folded(diff, Metric::live_bytes));
+  const auto live = folded_values(render_folded(diff, ProfileMetric::live_bytes));
   EXPECT_EQ(live, (std::map<std::string, long long>{{"main;(anonymous namespace)::injected_leak(int)", 288}}));
-  const auto accum = folded_values(render_folded(diff, Metric::accum_objects));
+  const auto accum = folded_values(render_folded(diff, ProfileMetric::accum_objects));
   EXPECT_EQ(accum, (std::map<std::string, long long>{{"main;(anonymous namespace)::injected_leak(int)", 3},
                                                      {"main;(anonymous namespace)::injected_extra(int)", 7}}));
-  const auto whole = folded_values(render_folded(c, Metric::accum_bytes));
+  const auto whole = folded_values(render_folded(c, ProfileMetric::accum_bytes));
   long long sum = 0;
   for (const auto& [stack, value] : whole) sum += value;
   EXPECT_EQ(sum, static_cast<long long>(c.scaled_totals.accum_bytes));
@@ -121,7 +121,7 @@ TEST_F(CrossProcessDiff, IdenticalRunsOfTwoProcessesDoNotDiffer) {
   EXPECT_EQ(across.unchanged_stacks, a.stacks.size());
   const ProfileDiff self = diff_profiles(b, b);
   EXPECT_TRUE(self.entries.empty());
-  EXPECT_EQ(render_folded(self, Metric::live_bytes), "");
+  EXPECT_EQ(render_folded(self, ProfileMetric::live_bytes), "");
   EXPECT_TRUE(contains(render_diff_text(self), "0 stacks changed")) << render_diff_text(self);
 }
 
@@ -188,7 +188,7 @@ TEST(Diff, OrdersByLiveBytesThenAccumulatedBytesThenKey) {
   EXPECT_FALSE(contains(text, "new_a")) << text;
   EXPECT_TRUE(contains(text, "3 more changed stacks not shown")) << text;
 
-  const auto folded = folded_values(render_folded(diff, Metric::live_bytes));
+  const auto folded = folded_values(render_folded(diff, ProfileMetric::live_bytes));
   EXPECT_EQ(folded, (std::map<std::string, long long>{{"main;grows", 400}, {"main;shrinks", -50}}));
 }
 
@@ -201,7 +201,7 @@ TEST(Diff, SampledProfilesAreMarkedEstimated) {
   const std::string text = render_diff_text(diff);
   EXPECT_TRUE(contains(text, "+100.5 B (100.5 -> 201.0)")) << text;
   EXPECT_TRUE(contains(text, "estimated")) << text;
-  EXPECT_EQ(render_folded(diff, Metric::live_bytes), "f 101\n");  // rounded half away from zero
+  EXPECT_EQ(render_folded(diff, ProfileMetric::live_bytes), "f 101\n");  // rounded half away from zero
 }
 
 // One function picks the explaining stacks of a profile or a diff: the top by
@@ -228,24 +228,25 @@ TEST(TopStacks, TakesTheTopByLiveBytesThenByAllocationsWithoutRepeats) {
 
 TEST(Diff, FoldedOutputEscapesSeparators) {
   const NormalizedProfile p = profile_of({stack({"inner;x", "outer\nname"}, 1, 16, 1, 16)});
-  EXPECT_EQ(render_folded(p, Metric::live_bytes), "outer name;inner:x 16\n");
-  EXPECT_EQ(render_folded(p, Metric::accum_objects), "outer name;inner:x 1\n");
+  EXPECT_EQ(render_folded(p, ProfileMetric::live_bytes), "outer name;inner:x 16\n");
+  EXPECT_EQ(render_folded(p, ProfileMetric::accum_objects), "outer name;inner:x 1\n");
   const NormalizedProfile freed = profile_of({stack({"f"}, 0, 0, 1, 16)});
-  EXPECT_EQ(render_folded(freed, Metric::live_bytes), "");  // zero values are left out
+  EXPECT_EQ(render_folded(freed, ProfileMetric::live_bytes), "");  // zero values are left out
 }
 
 TEST(Diff, MetricNamesRoundTrip) {
-  for (Metric m : {Metric::live_objects, Metric::live_bytes, Metric::accum_objects, Metric::accum_bytes}) {
-    auto parsed = parse_metric(to_string(m));
+  for (ProfileMetric m : {ProfileMetric::live_objects, ProfileMetric::live_bytes, ProfileMetric::accum_objects,
+                          ProfileMetric::accum_bytes}) {
+    auto parsed = parse_profile_metric(to_string(m));
     ASSERT_TRUE(parsed);
     EXPECT_EQ(*parsed, m);
   }
-  EXPECT_EQ(to_string(Metric::accum_bytes), "accum_bytes");
-  auto bad = parse_metric("live-bytes");
+  EXPECT_EQ(to_string(ProfileMetric::accum_bytes), "accum_bytes");
+  auto bad = parse_profile_metric("live-bytes");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ErrorCode::parse_error);
   EXPECT_TRUE(contains(bad.error().message(), "live-bytes")) << bad.error().message();
-  EXPECT_EQ(metric_value(ScaledCounts{1, 2, 3, 4}, Metric::accum_objects), 3.0);
+  EXPECT_EQ(profile_metric_value(ScaledCounts{1, 2, 3, 4}, ProfileMetric::accum_objects), 3.0);
 }
 
 }  // namespace

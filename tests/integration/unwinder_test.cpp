@@ -24,7 +24,7 @@
 #include "heapgate/profile.h"
 #include "heapgate/profile_scope.h"
 #include "heapgate/symbolizer.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "test_support.h"
 #include "workloads.h"
 
@@ -118,8 +118,8 @@ std::string folded_stacks_of_scope() {
   if (!profile) return {};
   Symbolizer symbolizer;
   NormalizedProfile normalized = normalize_profile(*profile, symbolizer);
-  return render_folded(normalized, Metric::accum_objects) + "--- live bytes\n" +
-         render_folded(normalized, Metric::live_bytes);
+  return render_folded(normalized, ProfileMetric::accum_objects) + "--- live bytes\n" +
+         render_folded(normalized, ProfileMetric::live_bytes);
 }
 
 // Who records the stacks of an `exact` scope.

@@ -114,6 +114,9 @@ TEST(Record, SpikeFreedBeforeExitIsThePeak) {
   const RecordedProcess& p = root(r);
   EXPECT_EQ(p.peak_bytes, 10u << 20);
   EXPECT_EQ(p.peak_stacks_bytes, 10u << 20);
+  // peak.heap's blocks: the eight parts at least, never more than were made.
+  EXPECT_GE(p.peak_stacks_allocations, 8u);
+  EXPECT_LE(p.peak_stacks_allocations, p.allocations);
   EXPECT_EQ(p.live_bytes, 0u);
   EXPECT_TRUE(r.analysis.live_sites.empty());
   ASSERT_EQ(r.analysis.peak_sites.size(), 1u);

@@ -155,22 +155,23 @@ TEST(ParseFolded, ReadsBackWhatRenderFoldedWrites) {
   other_metric_only.delta.accum_bytes = 64;
   diff.entries = {grew, shrank, other_metric_only};
 
-  auto parsed = parse_folded(render_folded(diff, Metric::live_bytes), "diff.folded");
+  auto parsed = parse_folded(render_folded(diff, ProfileMetric::live_bytes), "diff.folded");
   ASSERT_TRUE(parsed) << parsed.error().message();
   const std::vector<FoldedStack> expected = {stack({"main", "handle(Request const&)", "leak(int)"}, 2240),
                                              stack({"main", "cache::evict()"}, -448)};
   EXPECT_EQ(*parsed, expected);
-  EXPECT_EQ(folded_stacks(diff, Metric::live_bytes), expected);
-  EXPECT_EQ(flame_unit(Metric::live_bytes), "bytes");
-  EXPECT_EQ(flame_unit(Metric::accum_objects), "objects");
+  EXPECT_EQ(folded_stacks(diff, ProfileMetric::live_bytes), expected);
+  EXPECT_EQ(flame_unit(ProfileMetric::live_bytes), "bytes");
+  EXPECT_EQ(flame_unit(ProfileMetric::accum_objects), "objects");
 
   NormalizedProfile profile;
   NormalizedStack s;
   s.frames = {"leaf()", "main"};
   s.scaled.live_objects = 2.5;  // sampled estimates stay fractional
   profile.stacks = {s};
-  EXPECT_EQ(folded_stacks(profile, Metric::live_objects), std::vector<FoldedStack>{stack({"main", "leaf()"}, 2.5)});
-  EXPECT_TRUE(folded_stacks(profile, Metric::live_bytes).empty());
+  EXPECT_EQ(folded_stacks(profile, ProfileMetric::live_objects),
+            std::vector<FoldedStack>{stack({"main", "leaf()"}, 2.5)});
+  EXPECT_TRUE(folded_stacks(profile, ProfileMetric::live_bytes).empty());
 }
 
 TEST(Folded, WriteRoundsSanitizesAndParsesBack) {

@@ -19,7 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "frame_walker.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 
 namespace heapgate::detail {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "heapgate/explain.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/gate.h"
 #include "heapgate/suppressions.h"
 
@@ -263,7 +263,7 @@ TEST(AcceptRun, RecordsMeasuredTestsKeepsHandEditedTolerances) {
   off.name = "S.off";
   off.verdict = Verdict::unavailable;
   report.tests = {a, failed, off};
-  BaselineUpdate update = write_run_into(baseline, report, BaselineWriteRules{}).update;
+  BaselineUpdate update = merge_run_into(baseline, report, BaselineMergeRules{}).update;
   EXPECT_EQ(update.changed, 1u);
   EXPECT_EQ(update.added, 0u);
   EXPECT_EQ(baseline.tests.at("S.a").metrics.allocations, 130u);
@@ -986,7 +986,7 @@ TEST(Fingerprint, DifferencesAreNamedInRegressions) {
   Report r;
   r.run.fingerprint = now;
   r.tests = {record_of(observed(5))};
-  write_run_into(b, r, BaselineWriteRules{}).update;
+  merge_run_into(b, r, BaselineMergeRules{}).update;
   EXPECT_EQ(b.fingerprint, now);
 }
 
@@ -1505,7 +1505,7 @@ TEST(SchedulingAllowance, RecordedFromRunsAndKeptInFiles) {
   EXPECT_EQ(report->tests[0].other_threads, (ThreadShare{5, 500, 0}));
   Baseline b;
   b.binary = "b";
-  write_run_into(b, one, BaselineWriteRules{}).update;
+  merge_run_into(b, one, BaselineMergeRules{}).update;
   auto reread = parse_baseline_json(to_json(b), "b.json");
   ASSERT_TRUE(reread) << reread.error().message();
   EXPECT_EQ(reread->tests.at("S.T").other_threads, (ThreadShare{5, 500, 0}));
@@ -1524,7 +1524,7 @@ TEST(SchedulingAllowance, ABaselineKeepsNoSwitchesOrWaitsSoLoadDoesNotChangeTheF
   auto file_of = [](const Report& run) {
     Baseline b;
     b.binary = "b";
-    (void)write_run_into(b, run, BaselineWriteRules{});
+    (void)merge_run_into(b, run, BaselineMergeRules{});
     return to_json(b);
   };
   EXPECT_EQ(file_of(quiet), file_of(loaded));
@@ -2000,7 +2000,7 @@ TEST(ThreadedInParts, TheOwnThreadsBandIsRecordedFromEveryRunAndKept) {
   EXPECT_EQ(reread_run->tests[0].samples, t.samples);
   Baseline b;
   b.binary = "b";
-  write_run_into(b, run, BaselineWriteRules{});
+  merge_run_into(b, run, BaselineMergeRules{});
   auto reread = parse_baseline_json(to_json(b), "b.json");
   ASSERT_TRUE(reread) << reread.error().message();
   EXPECT_EQ(reread->tests.at("S.T").own_thread, recorded_entry.own_thread);
@@ -2031,7 +2031,7 @@ TEST(ThreadedInParts, TheOwnThreadsBandIsRecordedFromEveryRunAndKept) {
   near_run.tests[0].other_threads = ThreadShare{50, 20000, 1};
   near_run.tests[0].metrics = total({172, 25230}, near_run.tests[0].other_threads);
   Baseline widened = b;
-  write_run_into(widened, near_run, BaselineWriteRules{});
+  merge_run_into(widened, near_run, BaselineMergeRules{});
   EXPECT_EQ(*widened.tests.at("S.T").own_thread, (ThreadPartBand{{170, 25168}, {172, 25230}}));
   EXPECT_EQ(widened.tests.at("S.T").other_threads, (ThreadShare{107, 44400, 0}));
   // 50 on the workers, farther from their band (93-107) than its width: replaced.
@@ -2039,7 +2039,7 @@ TEST(ThreadedInParts, TheOwnThreadsBandIsRecordedFromEveryRunAndKept) {
   Report far_run = near_run;
   far_run.tests[0].metrics = total({340, 50000}, near_run.tests[0].other_threads);
   Baseline moved = b;
-  write_run_into(moved, far_run, BaselineWriteRules{});
+  merge_run_into(moved, far_run, BaselineMergeRules{});
   EXPECT_EQ(*moved.tests.at("S.T").own_thread, (ThreadPartBand{{340, 50000}, {340, 50000}}));
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "heapgate/report.h"
 #include "heapgate/sys.h"
@@ -116,6 +117,31 @@ TEST(ReportWriter, FinishWritesAllFilesAndRemovesTheJournal) {
   auto late = writer.add(numbered(1));
   ASSERT_FALSE(late);
   EXPECT_EQ(late.error().code, ErrorCode::conflict);
+}
+
+// The formats' table decides what a run writes: each every-run format's file,
+// rendered by its own writer, and nothing for the on-demand ones.
+TEST(ReportFormats, ARunWritesEveryRunFormatByItsWriterAndNoOther) {
+  std::vector<std::string> names;
+  for (const ReportFormat& format : report_formats()) names.emplace_back(format.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"json", "junit", "markdown", "html"}));
+  ASSERT_NE(find_report_format("junit"), nullptr);
+  EXPECT_EQ(find_report_format("junit")->suffix, ".junit.xml");
+  EXPECT_EQ(find_report_format("pdf"), nullptr);
+
+  const std::string dir = testing::make_temp_dir();
+  Report report{run_info(), {numbered(1), numbered(2)}};
+  ASSERT_TRUE(write_report_files(dir, report, "r"));
+  for (const ReportFormat& format : report_formats()) {
+    const std::string path = dir + "/r" + std::string(format.suffix);
+    if (!format.every_run) {
+      EXPECT_FALSE(sys::exists(path)) << path;
+      continue;
+    }
+    auto written = sys::read_file(path);
+    ASSERT_TRUE(written) << path;
+    EXPECT_EQ(*written, format.render(report)) << path;
+  }
 }
 
 // Records completed after they were journaled (call sites added when a

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "heapgate/baseline.h"
-#include "heapgate/baseline_writer.h"
+#include "heapgate/baseline_merge.h"
 #include "heapgate/gate.h"
 #include "heapgate/report.h"
 #include "heapgate/sampling.h"
@@ -186,7 +186,7 @@ TEST(SampledRecords, ErrorsTravelThroughReportsAndBaselines) {
 
   Baseline baseline;
   baseline.binary = "suite";
-  write_run_into(baseline, report, BaselineWriteRules{}).update;
+  merge_run_into(baseline, report, BaselineMergeRules{}).update;
   ASSERT_EQ(baseline.tests.count("S.T"), 1u);
   EXPECT_EQ(baseline.tests["S.T"].standard_errors, t.standard_errors);
   auto reread = parse_baseline_json(to_json(baseline), "b.json");

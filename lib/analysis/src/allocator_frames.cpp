@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// without_allocator_frames() (heapgate/allocator_frames.h): drops each record's innermost run of
+// allocator frames, steps the new first address back onto the call, merges records now equal.
 #include "heapgate/allocator_frames.h"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// read_build_id() (heapgate/build_id.h): finds the NT_GNU_BUILD_ID note with libelf, in the
+// program headers first (they survive stripped section headers), then in the note sections.
 #include "heapgate/build_id.h"
 
 #include <elf.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// diff_profiles(): matches two normalized profiles' stacks by key and orders the changes by live
+// and accumulated bytes; render_diff_text(), top_stacks() and the ProfileMetric names.
 #include "heapgate/diff.h"
 
 #include <algorithm>
@@ -13,11 +14,11 @@
 namespace heapgate {
 namespace {
 
-constexpr Vocabulary<Metric, 4> kMetricWords = {{
-    {Metric::live_objects, "live_objects"},
-    {Metric::live_bytes, "live_bytes"},
-    {Metric::accum_objects, "accum_objects"},
-    {Metric::accum_bytes, "accum_bytes"},
+constexpr Vocabulary<ProfileMetric, 4> kProfileMetricWords = {{
+    {ProfileMetric::live_objects, "live_objects"},
+    {ProfileMetric::live_bytes, "live_bytes"},
+    {ProfileMetric::accum_objects, "accum_objects"},
+    {ProfileMetric::accum_bytes, "accum_bytes"},
 }};
 
 ScaledCounts minus(const ScaledCounts& a, const ScaledCounts& b) {
@@ -83,24 +84,21 @@ bool counts_unchanged(const ScaledCounts& base, const ScaledCounts& current) noe
   return d.live_objects == 0 && d.live_bytes == 0 && d.accum_objects == 0 && d.accum_bytes == 0;
 }
 
-std::string_view to_string(Metric metric) noexcept { return word_of(kMetricWords, metric, ""); }
+std::string_view to_string(ProfileMetric metric) noexcept { return word_of(kProfileMetricWords, metric, ""); }
 
-Result<Metric> parse_metric(std::string_view text) {
-  if (auto metric = value_of(kMetricWords, text)) return *metric;
-  return fail(make_error(ErrorCode::parse_error, "metric",
-                         "unknown metric \"" + std::string(text) + "\"; expected one of " + list_words(kMetricWords),
-                         "write e.g. live_bytes"));
+Result<ProfileMetric> parse_profile_metric(std::string_view text) {
+  return parse_word(kProfileMetricWords, text, "metric", "metric", "live_bytes");
 }
 
-double metric_value(const ScaledCounts& counts, Metric metric) noexcept {
+double profile_metric_value(const ScaledCounts& counts, ProfileMetric metric) noexcept {
   switch (metric) {
-    case Metric::live_objects:
+    case ProfileMetric::live_objects:
       return counts.live_objects;
-    case Metric::live_bytes:
+    case ProfileMetric::live_bytes:
       return counts.live_bytes;
-    case Metric::accum_objects:
+    case ProfileMetric::accum_objects:
       return counts.accum_objects;
-    case Metric::accum_bytes:
+    case ProfileMetric::accum_bytes:
       return counts.accum_bytes;
   }
   return 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// diff_profile_files() (heapgate/diff_files.h): reads records as interned address ids, symbolizes
+// each address once, keys stacks as runs of name ids and spells out only the stacks that changed.
 #include "heapgate/diff_files.h"
 
 #include <algorithm>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// DwarfNamer: spells a function the way the C++ demangler would, from DWARF alone, for functions
+// without a linkage name; scope prefixes, parameter and type names, a parent index per unit.
 #include "dwarf_names.h"
 
 #include <dwarf.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: names for functions that DWARF describes without a linkage name.
 #pragma once
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// CuScopes: one walk of a compile unit's subprograms and inlined instances, swept into disjoint
+// address segments each owned by its innermost scope; containing() looks an address up.
 #include "dwarf_scopes.h"
 
 #include <dwarf.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The function scopes of one compile unit (subprograms and the instances
 // inlined into them), indexed by address after one walk of the unit.
 //

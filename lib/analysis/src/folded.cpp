@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// parse_folded() and write_folded() (heapgate/folded.h): the folded-text grammar and the escaping
+// that makes every written line parse back; folded_stacks() of a profile or diff, root first.
 #include "heapgate/folded.h"
 
 #include <charconv>
@@ -122,10 +123,10 @@ Result<std::vector<FoldedStack>> parse_folded(std::string_view text, std::string
   return out;
 }
 
-std::vector<FoldedStack> folded_stacks(const NormalizedProfile& profile, Metric metric) {
+std::vector<FoldedStack> folded_stacks(const NormalizedProfile& profile, ProfileMetric metric) {
   std::vector<FoldedStack> out;
   for (const NormalizedStack& s : profile.stacks) {
-    const double value = metric_value(s.scaled, metric);
+    const double value = profile_metric_value(s.scaled, metric);
     if (value == 0) continue;
     FoldedStack f;
     f.value = value;
@@ -135,10 +136,10 @@ std::vector<FoldedStack> folded_stacks(const NormalizedProfile& profile, Metric 
   return out;
 }
 
-std::vector<FoldedStack> folded_stacks(const ProfileDiff& diff, Metric metric) {
+std::vector<FoldedStack> folded_stacks(const ProfileDiff& diff, ProfileMetric metric) {
   std::vector<FoldedStack> out;
   for (const StackDelta& e : diff.entries) {
-    const double value = metric_value(e.delta, metric);
+    const double value = profile_metric_value(e.delta, metric);
     if (value == 0) continue;
     FoldedStack f;
     f.value = value;
@@ -164,9 +165,11 @@ std::string write_folded(const std::vector<FoldedStack>& stacks) {
   return out;
 }
 
-std::string render_folded(const ProfileDiff& diff, Metric metric) { return write_folded(folded_stacks(diff, metric)); }
+std::string render_folded(const ProfileDiff& diff, ProfileMetric metric) {
+  return write_folded(folded_stacks(diff, metric));
+}
 
-std::string render_folded(const NormalizedProfile& profile, Metric metric) {
+std::string render_folded(const NormalizedProfile& profile, ProfileMetric metric) {
   return write_folded(folded_stacks(profile, metric));
 }
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Frame text and name shortening (heapgate/frame_text.h). Each shortening
 // keeps its own scanner: they disagree on purpose (what a template argument
 // list becomes, whether parameters stay), and each one's output is relied on

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Driver for jemalloc's jeprof perl script (docs/platform-facts.md §8).
 #include "heapgate/jeprof.h"
 
@@ -150,9 +149,7 @@ bool parse_total_line(std::string_view line, JeprofText& out) {
 std::string_view to_string(JeprofFormat format) noexcept { return word_of(kFormatWords, format, "text"); }
 
 Result<JeprofFormat> parse_jeprof_format(std::string_view text) {
-  if (auto format = value_of(kFormatWords, text)) return *format;
-  return fail(make_error(ErrorCode::invalid_argument, "format",
-                         "expected one of " + list_words(kFormatWords) + "; got \"" + std::string(text) + "\""));
+  return parse_word(kFormatWords, text, "format", "format", "text");
 }
 
 std::vector<std::string> jeprof_command(const JeprofOptions& options) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// detail::Normalizer: interns frame names, expands inlined frames and applies normalize.h's
+// dropping rules to build stack keys; normalize_profile() and ProfileNormalizer run it.
 #include "heapgate/normalize.h"
 
 #include <algorithm>

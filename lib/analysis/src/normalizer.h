@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: the stack-key builder behind normalize_profile() and
 // diff_profile_files(), shared so both apply one set of dropping rules.
 #pragma once

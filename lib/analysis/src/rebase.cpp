@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Moves a base profile's frame addresses onto another process' layout (docs/design.md §5).
 #include "heapgate/rebase.h"
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// SymbolIndex: a module's ELF symbol table sorted by address, answering which function symbol
+// contains an address by binary search, picking as dwfl_module_addrinfo would.
 #include "symbol_index.h"
 
 #include <algorithm>

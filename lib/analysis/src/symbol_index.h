@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A module's ELF symbol table sorted by address, for naming frames of code
 // without debug information.
 //

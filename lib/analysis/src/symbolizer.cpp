@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Symbolizer (heapgate/symbolizer.h) on elfutils libdw: opens each module once, checks its mapping
+// against the file's segments, names functions from DWARF or the symbol table, caches addresses.
 #include "heapgate/symbolizer.h"
 
 #include <cxxabi.h>

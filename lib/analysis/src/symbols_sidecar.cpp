@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The `<profile>.symbols.json` sidecar (heapgate/symbols_sidecar.h): write_symbols_sidecar(),
+// load_symbols_sidecar(), rebuilt_modules(), and prepare_symbols() that refuses a stale read.
 #include "heapgate/symbols_sidecar.h"
 
 #include <sys/stat.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Google Benchmark's --benchmark_out JSON as a heapgate Report, judged per
 // iteration against a baseline (benchmark_gate.h).
 #include "heapgate/benchmark_gate.h"

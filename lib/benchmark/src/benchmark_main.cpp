@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::benchmark_main: Google Benchmark's main() with heapgate's
 // MemoryManager registered and its --heapgate_* flags read. main() lives in
 // this translation unit on purpose: a static library's object that nothing

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // --heapgate_* flags of benchmark binaries, their HEAPGATE_* environment
 // twins, and the one re-exec that gives jemalloc what `exact` needs.
 #include <unistd.h>

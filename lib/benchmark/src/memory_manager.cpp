@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate's benchmark::MemoryManager, its registration, and finish().
 #include <unistd.h>
 
@@ -231,7 +230,8 @@ int finish() {
         continue;
       }
       NormalizedProfile normalized = normalize_profile(*profile, symbols);
-      if (auto written = sys::write_file_atomic(base + ".folded", render_folded(normalized, Metric::accum_bytes));
+      if (auto written =
+              sys::write_file_atomic(base + ".folded", render_folded(normalized, ProfileMetric::accum_bytes));
           !written) {
         std::fprintf(stderr, "heapgate: %s\n", written.error().message().c_str());
       }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: what heapgate::benchmark's pieces (options, MemoryManager, Scope)
 // share in one process.
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::bench::Scope: a region's allocations as per-iteration counters.
 #include <unistd.h>
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Baseline files (heapgate/baseline.h): JSON reading with pointer-precise errors, stable writing
+// and atomic write_baseline(); update_entries() widening or moving noise bands on accept.
 #include "heapgate/baseline.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Calibration (`heapgate run --calibrate`): the baseline entries of several
 // runs of one build, each metric's median with the noise band the runs
 // spanned, so a test that varies between runs is judged by its own spread.

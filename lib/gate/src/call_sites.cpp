@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Call sites: a test's stacks charged to the functions that allocate
 // (call_sites_of()), how they changed against a baseline's, and which grew
 // beyond the test's tolerance (rule 6 of judge()).

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Comparing a test's metrics with its baseline entry, step 5 of judge():
 // the fixed tolerances, or the sampling error of two estimates, plus the
 // scheduling allowance of a threaded test, or the noise band of a calibrated
-// one; and the comparison of a test run alone with the entry's `alone` band
+// one (noise_band.cpp); and the comparison of a test run alone with the entry's `alone` band
 // (docs/design.md §6a, §6b).
 #include "heapgate/gate.h"
 
@@ -13,9 +12,14 @@
 #include <limits>
 
 #include "heapgate/sampling.h"
+#include "noise_band.h"
 
 namespace heapgate {
 namespace {
+
+using detail::noise_band_limits;
+using detail::NoiseBandLimits;
+using detail::widened_limits;
 
 // "sampled: baseline ±1200, this run ±1300 (standard errors); 3 of them of the difference"
 std::string describe_sampling_limit(MetricName m, const BaselineEntry* baseline, const std::optional<Metrics>& errors) {
@@ -26,39 +30,6 @@ std::string describe_sampling_limit(MetricName m, const BaselineEntry* baseline,
   std::snprintf(z, sizeof z, "%g", kSamplingConfidenceZ);
   return "sampled estimates: standard error " + error(baseline->standard_errors) + " in the baseline, " +
          error(errors) + " in this run; the limit is " + z + " standard errors of their difference";
-}
-
-// The noise band of a calibrated test, for one metric: the values it may
-// take and still pass. A calibrated test passes anywhere within its band
-// (the lowest and highest of its calibration runs) widened by its own spread
-// (and the tolerance) on each side: N runs rarely see a test's extremes, and
-// a change that matters moves it by more than it strays. A few runs can also
-// miss a second state altogether (a compaction done or not by the time the
-// test writes: LevelDB's Harness tests jump 8-10% between runs that saw none
-// of it), so a test shown to vary is widened by at least
-// kNoisyMinimumWidening of its median.
-struct NoiseBandLimits {
-  std::uint64_t lower = 0;
-  std::uint64_t upper = 0;
-};
-
-// `low`..`high` widened on each side by its width, by at least
-// kNoisyMinimumWidening of `floor_of` when it is shown to vary, plus the
-// tolerance and `allowance`.
-NoiseBandLimits widened_limits(std::uint64_t low, std::uint64_t high, bool varies, std::uint64_t floor_of,
-                               const Tolerance& tolerance, std::uint64_t allowance = 0) {
-  std::uint64_t width = high - low;
-  if (varies) {
-    width = std::max(width, saturating_count(std::ceil(kNoisyMinimumWidening * static_cast<double>(floor_of))));
-  }
-  const std::uint64_t upper = high + width + allowed_change(tolerance, high) + allowance;
-  const std::uint64_t slack = width + allowed_change(tolerance, low) + allowance;
-  return {low > slack ? low - slack : 0, upper};
-}
-
-NoiseBandLimits noise_band_limits(const NoiseBand& band, MetricName m, std::uint64_t median,
-                                  const Tolerance& tolerance) {
-  return widened_limits(get(band.low, m), get(band.high, m), true, median, tolerance);
 }
 
 // The largest mean block of any call site: a block the test is known to make.
@@ -111,9 +82,8 @@ PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Me
       scheduling_allowance(m, baseline.other_threads, baseline.metrics, largest_block(baseline.call_sites));
   // A band that varied is widened as a noise band is (noise_band_limits()),
   // and so is one of a test whose totals varied: a few runs may see the own
-  // thread's part repeat and miss how it varies (cpp-httplib's
-  // OpenStreamTest.DefaultHeaders: 211 in the three runs that recorded it,
-  // 205-217 in later ones, as a stream's reads fall).
+  // thread's part repeat and miss how it varies (a stream's reads fall
+  // differently: 211 allocations in three recorded runs, 205-217 later).
   const bool varies = high > low || (baseline.noise && spread(*baseline.noise, m) > 0);
   const auto [lower, upper] = widened_limits(low, high, varies, high, tolerance, allowance);
 
@@ -126,9 +96,9 @@ PartsJudgement judge_parts(MetricName m, const BaselineEntry& baseline, const Me
   // allocations on whichever worker takes them, so it is judged like the
   // own thread's, against its own band; one that varied when recorded is
   // widened as a noise band is. Only its own variation widens it: an own
-  // thread that varied by one-time setup (LevelDB's DBTest.ManualCompaction,
-  // 298-306) says nothing of the compaction thread's part, and widening it
-  // by 10% let one more block per compaction job through. A baseline from
+  // thread that varied by one-time setup says nothing of a background
+  // thread's part, and widening that by 10% let one more block per
+  // compaction job through. A baseline from
   // before the band was kept knows only the most, and is taken to have varied.
   const ThreadPartBand others = recorded_other_threads_band(baseline);
   const std::uint64_t other = pick(other_threads_part(other_now));
@@ -204,16 +174,14 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
       // max(absolute, relative x baseline) for the test's own thread, plus the scheduling allowance.
       const std::uint64_t own = allowed_change(used[m], get(baseline->metrics, m));
       // A block scheduling adds is one of the kinds the test makes: its bytes
-      // may be the largest of them (cpp-httplib: one more 4 KiB socket buffer
-      // when a connection was opened again).
+      // may be the largest of them (one more 4 KiB socket buffer when a
+      // connection is opened again).
       std::uint64_t allowance =
           scheduling_allowance(m, exposure, baseline->metrics, largest_block(baseline->call_sites));
       // The peak may hold, or lack, any of this run's other-thread blocks as
-      // well as the recorded runs': marl's EventAutoWait/3 peaked 82 KiB
-      // higher in quiet runs and their fresh confirmations, one fiber stack
-      // its workers made (1,280 bytes recorded), and
-      // BoundedPool_ConcurrentBorrow/2 6,144 bytes lower while its workers
-      // made 8,192 (5,120 recorded); their own threads as recorded.
+      // well as the recorded runs': a fiber stack a worker made lands in it
+      // or not, moving the peak by far more than the other threads' bytes
+      // when recorded, while the own thread allocates as recorded.
       if (m == MetricName::peak_bytes && current_other_threads != nullptr) {
         allowance = std::max(allowance, current_other_threads->bytes);
       }
@@ -223,8 +191,8 @@ Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* base
   }
   // A test shown to vary by itself when recorded (some count differed between
   // its recorded runs) may also vary in a count that happened to repeat: two
-  // or three runs cannot show all of it. c-ares's mock-server tests varied in
-  // bytes with their random query ids, repeated their allocations when
+  // or three runs cannot show all of it. Tests against a mock server varied
+  // in bytes with their random query ids, repeated their allocations when
   // recorded, and made one more in some later runs (and in every run alone).
   // Such a count gets what scheduling may move a threaded test's (2 blocks);
   // a test that repeated in every count stays exact.

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What a run adds up to: which records fail it (fails_run()), how many got
 // each verdict, and the process exit code (gate_exit(), the GateExit table
 // in heapgate/gate.h, and its help text, exit_codes_text()).

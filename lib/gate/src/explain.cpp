@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// gate_test() (heapgate/explain.h): gathers the evidence one test's verdict rests on through an
+// Explainer (growth checks, suppressions, fresh confirmation runs) and attaches explaining stacks.
 #include "heapgate/explain.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What a failing test shows: the stacks that explain its verdict, and its
 // console and JUnit text.
 #include "heapgate/gate.h"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// runtime_fingerprint() (heapgate/fingerprint.h): jemalloc and glibc versions, architecture, page
+// size and temp-dir lengths; build facts, FingerprintCheck names, difference phrases.
 #include "heapgate/fingerprint.h"
 
 #include <gnu/libc-version.h>
@@ -39,11 +40,7 @@ Fingerprint runtime_fingerprint() {
 std::string_view to_string(FingerprintCheck check) noexcept { return word_of(kFingerprintCheckWords, check, "warn"); }
 
 Result<FingerprintCheck> parse_fingerprint_check(std::string_view text) {
-  if (auto check = value_of(kFingerprintCheckWords, text)) return *check;
-  return fail(make_error(
-      ErrorCode::parse_error, "fingerprint",
-      "unknown fingerprint check \"" + std::string(text) + "\"; expected one of " + list_words(kFingerprintCheckWords),
-      "write e.g. warn"));
+  return parse_word(kFingerprintCheckWords, text, "fingerprint", "fingerprint check", "warn");
 }
 
 std::vector<std::string> fingerprint_differences(const Fingerprint& recorded, const Fingerprint& now) {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The leak rule (grows()): a test leaks when what it leaves live grows with
 // every further run; one-time setup stays level. docs/design.md §6a.
 #include "growth.h"

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: the leak rule's evidence as text, for judge()'s explanations.
 #pragma once
 

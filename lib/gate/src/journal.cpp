@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ReportJournal (heapgate/journal.h): the `<stem>.partial.jsonl` file a run appends one flushed
+// record line to per test; report_stem() and is_shard_report() for shard file names.
 #include "heapgate/journal.h"
 
 #include <cerrno>

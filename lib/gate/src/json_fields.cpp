@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Checked JSON reading and writing for baselines and reports (json_fields.h): parse_json_text(),
+// dump_json(), JsonReader's typed readers, and the shared Metrics, ThreadShare, CallSite fields.
 #include "json_fields.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: checked reading of nlohmann::json documents for baselines and
 // reports. Every nlohmann exception is caught in parse_json_text(), the one
 // call site that can throw; the readers below check types before converting,

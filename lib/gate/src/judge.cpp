@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Judging one test (judge()): the rules in the order heapgate/gate.h lists
 // them (nothing measured, own failure, budgets, the leak, the baseline with
 // its confirmation rule, call sites), each problem explained.
@@ -80,8 +79,8 @@ std::optional<std::string> confirmation_clears(const Measurement& run, const Bas
   if (alone && alone->verdict != Verdict::regressed) {
     // Alone, a change in the test's code adds what it adds in the suite. A
     // test that alone grew nothing beyond its recorded band (it may measure
-    // less: LevelDB's DBTest.GetEncountersEmptyLevel alone is 1.6% lighter
-    // when a compaction has landed) did not regress itself.
+    // less alone, when a background compaction has landed) did not regress
+    // itself.
     return "not reproducible: " + first_line + " But the test run alone measured " + measured +
            (alone->verdict == Verdict::pass ? ", as it did alone" : ", no more than it did alone") +
            " when the baseline was recorded: the difference comes from what earlier tests left behind or from "
@@ -165,10 +164,10 @@ std::optional<std::string> variation_clears(const Measurement& measured, const s
   // Fresh runs that disagree in a count show the test varies by itself, as
   // recorded runs that disagree do: a count they happened to agree on may then
   // move by 2 blocks (compare_to_baseline()'s rule for a test that varied
-  // when recorded). c-ares's HostAliasMissingFile repeated 477 allocations in
-  // both recorded runs while its bytes drew alike by chance; six fresh runs
-  // made 478 each, with bytes 95584–95680. A test whose fresh runs agree in
-  // every count stays exact, so a planted +1 there still fails.
+  // when recorded): a test may repeat its allocations in both recorded runs
+  // while its bytes draw alike by chance, then make one more in every fresh
+  // run. A test whose fresh runs agree in every count stays exact, so a
+  // planted +1 there still fails.
   auto is_volume = [](MetricName m) {
     return std::find(kVolumeMetrics.begin(), kVolumeMetrics.end(), m) != kVolumeMetrics.end();
   };

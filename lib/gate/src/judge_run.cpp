@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Judging a saved run again (`heapgate compare`, the rejudge property): each
 // record back into the Observation it stands for, through judge(), and the
 // baseline's tests that did not run.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Metric helpers (heapgate/metrics.h): names and parse_size(), Metrics from a ScopeResult, sampled
+// intervals, thread parts and scheduling_allowance(), Tolerances::for_mode(), compare_metric().
 #include "heapgate/metrics.h"
 
 #include <algorithm>
@@ -40,11 +41,7 @@ bool operator!=(const Metrics& a, const Metrics& b) noexcept { return !(a == b);
 std::string_view to_string(MetricName metric) noexcept { return word_of(kMetricNameWords, metric, "allocations"); }
 
 Result<MetricName> parse_metric_name(std::string_view text) {
-  if (auto metric = value_of(kMetricNameWords, text)) return *metric;
-  return fail(
-      make_error(ErrorCode::parse_error, "metric",
-                 "unknown metric \"" + std::string(text) + "\"; expected one of " + list_words(kMetricNameWords),
-                 "write e.g. allocations"));
+  return parse_word(kMetricNameWords, text, "metric", "metric", "allocations");
 }
 
 Result<std::uint64_t> parse_size(std::string_view text) {

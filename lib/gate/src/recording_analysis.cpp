@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What a recording says (heapgate/recording.h): its profiles charged to call
 // sites with the gate's own rule (call_sites_of()), leaks told from one-time
 // setup with the gate's leak rule (grows()) over the snapshots, and the

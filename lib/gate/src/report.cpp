@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The report data model: equality, sorting and merging shards.
 #include <algorithm>
 #include <cerrno>
@@ -26,11 +25,7 @@ bool operator!=(const RunInfo& a, const RunInfo& b) noexcept { return !(a == b);
 std::string_view to_string(Interruption interruption) noexcept { return word_of(kInterruptionWords, interruption, ""); }
 
 Result<Interruption> parse_interruption(std::string_view text) {
-  if (auto interruption = value_of(kInterruptionWords, text)) return *interruption;
-  return fail(
-      make_error(ErrorCode::parse_error, "interrupted",
-                 "unknown value \"" + std::string(text) + "\"; expected one of " + list_words(kInterruptionWords),
-                 "write e.g. crashed"));
+  return parse_word(kInterruptionWords, text, "interrupted", "value", "crashed");
 }
 
 TestRecord interrupted_record(std::string name, Interruption how, const std::string& detail) {

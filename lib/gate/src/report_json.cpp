@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The JSON report ("heapgate.report/2"; /1 still read), the ReportWriter journal, and reading
 // either from disk.
 #include <algorithm>

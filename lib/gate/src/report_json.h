@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: the JSON forms of report parts, shared by the report file and the
 // ReportWriter journal.
 #pragma once

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Leak suppressions (heapgate/suppressions.h): parse_suppressions() and read_suppressions() of
+// `leak:` lines, the built-in c_library_suppressions() by family, combine(), Suppressions::match().
 #include "heapgate/suppressions.h"
 
 #include <initializer_list>

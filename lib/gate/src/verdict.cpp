@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Verdict names and parse_verdict() (heapgate/verdict.h), and is_failure(): regressed, leaked and
+// over_budget fail a gate, unavailable only in strict mode.
 #include "heapgate/verdict.h"
 
 #include <string>
@@ -10,10 +11,7 @@ namespace heapgate {
 std::string_view to_string(Verdict verdict) noexcept { return word_of(kVerdictWords, verdict, "unavailable"); }
 
 Result<Verdict> parse_verdict(std::string_view text) {
-  if (auto verdict = value_of(kVerdictWords, text)) return *verdict;
-  return fail(make_error(ErrorCode::parse_error, "verdict",
-                         "unknown verdict \"" + std::string(text) + "\"; expected one of " + list_words(kVerdictWords),
-                         "write e.g. pass"));
+  return parse_word(kVerdictWords, text, "verdict", "verdict", "pass");
 }
 
 bool is_failure(Verdict verdict, bool strict) noexcept {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// find_change_points() (heapgate/change_points.h): walks a test's series over commits and marks a
+// step where `confirm` values in a row leave the current level's band on one side.
 #include "heapgate/change_points.h"
 
 #include <algorithm>

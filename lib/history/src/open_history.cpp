@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// open_history(): opens the history store a --history location names, PostgreSQL for a
+// postgresql:// or postgres:// URL, else a SQLite file; is_postgresql_location().
 #include "stores.h"
 
 namespace heapgate {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The team store: a PostgreSQL database that many CI jobs write at once.
 // Each run is one transaction; its results go in with one COPY, the
 // fastest way libpq has to send many rows.

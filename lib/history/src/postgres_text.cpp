@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Text helpers of the PostgreSQL store (postgres_text.h): without_password(), first_line(),
+// connection_error() with a fix per cause, COPY text escaping, and text[] array literals.
 #include "postgres_text.h"
 
 namespace heapgate::detail {

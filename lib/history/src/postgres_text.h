@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: the texts the PostgreSQL store makes and reads: a URL fit to
 // print, the server's message, the reasons a connection fails, COPY's rows
 // and array literals.

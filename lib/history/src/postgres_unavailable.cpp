@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Built without libpq: a postgresql:// history says how to get one.
 #include "stores.h"
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// detect_run_context() (heapgate/run_context.h): a run's commit, branch, time and job from flags,
+// then CI variables (ci_context()), then git in the current directory, then defaults.
 #include "heapgate/run_context.h"
 
 #include <cstdlib>

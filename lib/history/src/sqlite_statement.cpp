@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// sqlite_error(): a SQLite result code turned into an io_error with its fix (locked, not a
+// database, corrupt, read-only, disk full) for the SQLite history store.
 #include "sqlite_statement.h"
 
 namespace heapgate::detail {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: what the SQLite store says when SQLite fails, and its prepared
 // statements.
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The default store: one SQLite file, nothing to start. Many processes may
 // add at once: WAL lets readers go on beside a writer, busy_timeout makes a
 // writer wait for another's lock, and each run is one transaction.

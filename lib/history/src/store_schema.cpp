@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The history stores' shared schema (store_schema.h): CREATE statements for SQLite and PostgreSQL,
+// query conditions, count clamping, fingerprint JSON, glob_match(), check_schema_version().
 #include "store_schema.h"
 
 #include <ctime>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: the one schema of both stores, in each one's SQL, and what both
 // stores do alike with values.
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Reports and baseline versions as runs to store.
 #include <cstdio>
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `heapgate history report`: an index page, a page of runs and one page per
 // test, so that a history of thousands of tests over a thousand commits
 // opens as fast as one test's. The charts are drawn by each page's own
@@ -13,6 +12,7 @@
 #include "heapgate/markup.h"
 #include "heapgate/sys.h"
 #include "heapgate/trend.h"
+#include "trend_script.h"
 
 namespace heapgate {
 namespace {

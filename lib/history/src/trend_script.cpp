@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The script of a test's trend page: one SVG chart per metric, drawn from
 // the page's JSON (#trend-data) and the runs of commits.js (HG_RUNS). Plain
 // DOM calls, no library: the page works offline, from file://.
-#include "heapgate/trend.h"
+#include "trend_script.h"
 
 namespace heapgate::detail {
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Tests' trends from a store's points, and their steps.
 #include <algorithm>
 #include <cmath>

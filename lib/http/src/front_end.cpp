@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// FrontEnd (front_end.h): the libmicrohttpd daemon on a socket of its own, checking each request's
+// head against the protocol's bounds and answering it through Routes, on a worker or inline.
 #include "front_end.h"
 
 #include <netdb.h>

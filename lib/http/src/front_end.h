@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::HttpServer's HTTP side: a libmicrohttpd daemon, which alone reads
 // and parses requests. One epoll thread holds every connection (a slow or
 // idle client holds no thread); each whole request is checked against the

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Apache Mesos' MemoryProfiler (libprocess memory_profiler.cpp) on heapgate's
 // jemalloc layer; docs/mesos-protocol.md §5 lists where and why heapgate differs.
 #include "memory_profiler.h"
@@ -146,7 +145,11 @@ MemoryProfiler::~MemoryProfiler() {
     // A run still going would leave prof.active on and the claim taken.
     if (run_) stop_and_dump_locked();
     if (toggled_on_) {
-      (void)mesos_exchange_active(false);
+      // Nobody is left to answer; said on stderr, since a profiler left
+      // active samples every later allocation of the process.
+      if (auto off = mesos_exchange_active(false); !off) {
+        std::fprintf(stderr, "heapgate: stopping the memory profiler: %s\n", off.error().c_str());
+      }
       toggled_on_ = false;
       release_profiling();
     }
@@ -548,10 +551,10 @@ Reply MemoryProfiler::heap_profile(const QueryParams& params) {
 
 namespace {
 
-tl::expected<Metric, Reply> metric_param(const QueryParams& params) {
+tl::expected<ProfileMetric, Reply> metric_param(const QueryParams& params) {
   const std::string* text = param(params, "metric");
-  if (text == nullptr) return Metric::live_bytes;
-  auto metric = parse_metric(*text);
+  if (text == nullptr) return ProfileMetric::live_bytes;
+  auto metric = parse_profile_metric(*text);
   if (!metric)
     return tl::unexpected(text_reply(400, "Invalid parameter 'metric': " + metric.error().message() + ".\n"));
   return *metric;
@@ -592,7 +595,7 @@ Reply MemoryProfiler::download_flamegraph(const QueryParams& params) {
   auto latest = latest_profile(params);
   if (!latest) return latest.error();
   const NormalizedProfile& profile = latest->profile;
-  const Metric metric = latest->metric;
+  const ProfileMetric metric = latest->metric;
   FlamegraphOptions options;
   options.title = "heapgate: run " + std::to_string(latest->id) + ", " + std::string(to_string(metric));
   options.subtitle = profile.sampled() ? "estimated from a sampled profile" : "";

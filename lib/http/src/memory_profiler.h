@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The state machine behind the memory-profiler endpoints, kept free of the
 // HTTP library: a request is a path plus query parameters, an answer a Reply.
 #pragma once
@@ -113,7 +112,7 @@ class MemoryProfiler {
   // parameter: what the folded and flame-graph downloads draw.
   struct LatestProfile {
     std::time_t id;
-    Metric metric;
+    ProfileMetric metric;
     NormalizedProfile profile;
   };
   tl::expected<LatestProfile, Reply> latest_profile(const QueryParams& params);

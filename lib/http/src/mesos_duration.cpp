@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// parse_mesos_duration(), parse_duration_with_short_units() and format_mesos_duration()
+// (heapgate/mesos_duration.h): the `600secs`, `5mins` duration grammar and its printing.
 #include "heapgate/mesos_duration.h"
 
 #include <cinttypes>

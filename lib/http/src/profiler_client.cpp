@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::http::ProfilerClient on cpp-httplib: the client side of the
 // protocol in heapgate/memory_profiler_protocol.h, with Mesos' type quirks
 // accepted so that it works against Mesos unchanged (docs/design.md §8).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// plain_answer() and send_and_shut_down() (raw_answer.h): a whole text/plain HTTP answer written
+// straight to a socket without blocking, then the socket shut down both ways.
 #include "raw_answer.h"
 
 #include <sys/socket.h>

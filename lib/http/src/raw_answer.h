@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Answers written straight to a connection's socket, where libmicrohttpd has
 // no request to answer: 503 to a connection over the cap as it opens, 408 to
 // a request that did not arrive whole in time. The socket stays

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// RequestDeadlines (request_deadlines.h): a thread that ticks every 20 ms and sends 408 to each
+// connection whose request did not arrive whole by its deadline.
 #include "request_deadlines.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The whole-request deadline. libmicrohttpd closes a connection that stays
 // silent for its timeout, but a client that drips a header line every few
 // seconds is never silent (slowloris). Here a request must arrive whole

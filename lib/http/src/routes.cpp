@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Routes (routes.h): the endpoint table, bearer-token check in constant time, 404 and 405 answers,
+// and dispatch of each path to its MemoryProfiler handler.
 #include "routes.h"
 
 #include "heapgate/memory_profiler_protocol.h"

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The endpoints as a table, apart from any HTTP library: authentication, 404
 // for a path that is no endpoint, 405 for a method a route does not take,
 // and the route's handler on detail::MemoryProfiler. The front end

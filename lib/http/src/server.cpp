@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::HttpServer: the memory-profiler endpoints (routes.cpp) behind
 // libmicrohttpd (front_end.cpp).
 #include "heapgate/http.h"

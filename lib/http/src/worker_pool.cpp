@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// WorkerPool (worker_pool.h): a fixed set of threads running submitted handler jobs from a queue,
+// so a slow handler never stalls the connection thread; stop() drains and joins.
 #include "worker_pool.h"
 
 namespace heapgate::detail {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The handler threads. libmicrohttpd serves every connection from one thread;
 // a handler that takes long (a jeprof download, a heap dump) runs here while
 // its connection is suspended, so it never stalls the other connections.

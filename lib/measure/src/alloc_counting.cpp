@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Exact counting over all threads (alloc_counting.h): per-thread slots in mmap'd memory,
+// epoch-based counting windows, block stamps for live blocks, note_allocated() and note_freed(),
+// and the locks held across fork().
 #include "alloc_counting.h"
 
 #include <pthread.h>
@@ -187,7 +189,7 @@ ThreadSlot* new_slot_locked() noexcept {
 // index is below PTHREAD_KEY_2NDLEVEL_SIZE: glibc then stores its value in
 // the thread's descriptor, and setting it never allocates. An allocation there
 // reached jemalloc at moments of a thread's life when jemalloc's own
-// per-thread data must not change (cpp-httplib's suite, threads exiting).
+// per-thread data must not change (threads exiting).
 std::atomic<bool> g_thread_key_made{false};
 constexpr pthread_key_t kKeysStoredInline = 32;  // glibc's PTHREAD_KEY_2NDLEVEL_SIZE (internal)
 pthread_once_t g_thread_key_once = PTHREAD_ONCE_INIT;

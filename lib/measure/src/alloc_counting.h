@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Exact allocation counting over all threads (docs/design.md §3, mode
 // `counters`): counting windows, per-thread counters and block stamps. What
 // feeds it is either heapgate's own allocation entry points (entry_points.cpp,

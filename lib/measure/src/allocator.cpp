@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// allocator_status() (heapgate/allocator.h): detects whether jemalloc serves malloc, reads its
+// profiling options and hook ABI; Mode names, AllocatorStatus::check(), the jemalloc:: mallctls.
 #include "heapgate/allocator.h"
 
 #include <cerrno>
@@ -9,7 +10,7 @@
 #include <string>
 
 #include "heapgate/sys.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "alloc_counting.h"
 #include "entry_points.h"
 #include "stack_capture.h"
@@ -130,12 +131,7 @@ AllocatorStatus detect() {
 
 std::string_view to_string(Mode mode) noexcept { return word_of(kModeWords, mode, "off"); }
 
-Result<Mode> parse_mode(std::string_view text) {
-  if (auto mode = value_of(kModeWords, text)) return *mode;
-  return fail(make_error(ErrorCode::parse_error, "mode",
-                         "unknown mode \"" + std::string(text) + "\"; expected one of " + list_words(kModeWords),
-                         "write e.g. counters"));
-}
+Result<Mode> parse_mode(std::string_view text) { return parse_word(kModeWords, text, "mode", "mode", "counters"); }
 
 Result<void> AllocatorStatus::check(Mode mode) const {
   const std::string* why = nullptr;

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Where the allocation hooks remember which window a live block was allocated
 // in: a stamp beside each granule of the heap, found from the block's
 // address alone (docs/performance.md, "A stamp per block" and "Stamps by the

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 //
 // The allocation entry points (entry_points.h). Why they exist: jemalloc's
 // experimental.hooks see every allocation too, but any installed hook sends

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate's allocation entry points: the malloc family, jemalloc's *allocx
 // functions and every replaceable operator new/delete, defined (weakly) by
 // the measuring library so that a program linking it calls them first. Each

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ErrorCode names, Error::message() (`where: what; fix: fix`) and make_error() (heapgate/error.h).
 #include "heapgate/error.h"
 
 namespace heapgate {

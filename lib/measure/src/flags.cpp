@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// parse_heapgate_flags() (heapgate/flags.h): `--heapgate_*` flags and HEAPGATE_* variables by a
+// FlagSpec table, with bool and count parsers; restart_once_for() re-execs with MALLOC_CONF.
 #include <cstdio>
 #include "heapgate/flags.h"
 #include "heapgate/malloc_conf.h"

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// frame_rule_at(): the FrameRule for one return address, found through libgcc's _Unwind_Find_FDE
+// and read by a small .eh_frame CIE/FDE and CFA-program interpreter that never allocates.
 #include "frame_rules.h"
 
 #include <dlfcn.h>

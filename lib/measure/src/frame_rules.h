@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // How to step from one stack frame to its caller, read from the DWARF
 // call-frame information (.eh_frame) the compiler leaves for exceptions
 // (frame_walker.cpp keeps one rule per return address).

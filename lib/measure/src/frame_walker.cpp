@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 //
 // Why not libunwind alone: unw_backtrace took ~1,500 instructions for the
 // 15-frame stacks of a test's allocations, most of `exact` mode's cost
@@ -268,8 +267,8 @@ extern "C" int heapgate_walk_stack_from(void** frames, int max, heapgate::detail
     const std::uint32_t kind = step.flags & heapgate::detail::kKindMask;
     if (kind != FrameRule::step) {
       whole = kind == FrameRule::outermost;
-      // Code without unwind information (a fiber's assembly entry, as
-      // marl's): the frames inside it are the stack that can be known.
+      // Code without unwind information (a fiber library's assembly
+      // entry): the frames inside it are the stack that can be known.
       // libunwind would only guess past it, and on a fiber's stack its
       // guess read unmapped memory and crashed the process.
       if (whole || kind == FrameRule::no_unwind_info) result = n;

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `exact` mode's own stack walk: libunwind's, with a cheaper step per frame
 // and the outer frames of a thread's previous walk reused when they are
 // still on its stack (docs/performance.md, issue 30, "exact").

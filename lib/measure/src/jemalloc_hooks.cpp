@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// install_jemalloc_hooks() (jemalloc_hooks.h): jemalloc's private experimental.hooks ABI declared
+// here, with alloc, dalloc and expand hooks that feed note_allocated() and note_freed().
 #include "jemalloc_hooks.h"
 
 #include <cstddef>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The fallback feed of the counting (alloc_counting.h): jemalloc's
 // experimental.hooks, for a process where heapgate's own allocation entry
 // points are not the ones called (docs/design.md §3).

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The pointer tables of the allocation hooks: what they must know about each
 // live block, looked up again when it is freed.
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // jemalloc heap_v2 parser and writer (grammar: docs/platform-facts.md §6).
 #include "heapgate/profile.h"
 #include "heapgate/profile_records.h"

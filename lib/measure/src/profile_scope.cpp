@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProfileScope (heapgate/profile_scope.h): opens a counting window on the allocation hooks, owns
+// jemalloc profiling or stack capture for exact/sampled scopes, and builds the ScopeResult.
 #include "heapgate/profile_scope.h"
 
 #include <link.h>
@@ -12,7 +13,7 @@
 
 #include "alloc_counting.h"
 #include "stack_capture.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "heapgate/integration.h"
 #include "heapgate/profile.h"
 #include "heapgate/sys.h"
@@ -168,10 +169,16 @@ ProfileScope::~ProfileScope() {
   auto result = finish();
   if (!result) {
     std::lock_guard<std::mutex> lock(g_sink_mutex);
+    // The sink is the user's; whatever it throws, a destructor must not take
+    // the process down with it, and the measurement's error is not lost.
     try {
       if (error_sink()) error_sink()(result.error());
-    } catch (...) {  // NOLINT(bugprone-empty-catch): the sink is the user's; whatever it throws,
-      // a destructor must not take the process down with it.
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "heapgate: the ProfileScope error sink threw (%s) while reporting: %s\n", e.what(),
+                   result.error().message().c_str());
+    } catch (...) {
+      std::fprintf(stderr, "heapgate: the ProfileScope error sink threw a non-standard exception while reporting: %s\n",
+                   result.error().message().c_str());
     }
   }
 }

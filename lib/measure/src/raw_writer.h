@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Text written straight to a file descriptor from a fixed buffer, without
-// allocating: whole-process recording (recording.cpp) writes its files from
+// allocating: whole-process recording (process_recorder.cpp) writes its files from
 // fatal signals' handlers too, when the interrupted code may hold the
 // allocator's locks. Only async-signal-safe calls (write).
 #pragma once

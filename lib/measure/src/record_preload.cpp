@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // libheapgate_record.so: what `heapgate record` preloads (LD_PRELOAD, before
 // jemalloc) into a program that knows nothing of heapgate. Its constructor
 // starts the recording (recording.h) from the environment the command set;
@@ -23,7 +22,7 @@
 #include <cstring>
 
 #include "heapgate/integration.h"
-#include "recording.h"
+#include "process_recorder.h"
 
 namespace heapgate::detail {
 namespace {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// unsampling_variance() and sampling_errors() (heapgate/sampling.h): the standard errors of a
+// sampled profile's un-sampled counts, from jemalloc's per-allocation sampling probability.
 #include "heapgate/sampling.h"
 
 #include <cmath>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The usable size jemalloc gives a request, computed instead of asked.
 #pragma once
 

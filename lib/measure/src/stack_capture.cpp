@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// `exact` mode's stack recording in the allocation hooks (stack_capture.h): interned stacks in
+// mmap'd arrays, per-block stack-id stamps, per-thread tallies, peak copies, heap_v2 output.
 #include "stack_capture.h"
 
 #include <sys/mman.h>
@@ -15,7 +16,7 @@
 #include "heapgate/integration.h"
 #include "heapgate/profile.h"
 #include "heapgate/sys.h"
-#include "heapgate/unwinder.h"
+#include "heapgate/unwinder_control.h"
 #include "live_table.h"
 #include "raw_writer.h"
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // `exact` mode's call stacks, recorded by the allocation hooks themselves
 // rather than by jemalloc's profiler (docs/performance.md, "exact mode
 // without jemalloc's profiler").
@@ -75,7 +74,7 @@ void capture_alloc(void* ptr, std::uint64_t usize, void* caller, CaptureThread* 
 /// `usize` is its usable size when the caller knows it, else 0.
 void capture_dalloc(void* ptr, std::uint64_t usize, CaptureThread* thread) noexcept;
 
-/// Whole-process recording (`heapgate record`, recording.cpp) also keeps the
+/// Whole-process recording (`heapgate record`, process_recorder.cpp) also keeps the
 /// stacks that hold memory at the peak: whenever the live bytes of all
 /// stacks pass the last copy's total by more than 1/256, the per-stack live
 /// counts are copied, so the copy is within 0.4% of the true peak (with one

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The operating-system seam (heapgate/sys.h): files read, mapped and written atomically, private
+// temp dirs, child processes with timeouts, re-exec with MALLOC_CONF, all threads' stacks.
 #include "heapgate/sys.h"
 
 #include <dirent.h>
@@ -172,7 +173,10 @@ std::vector<ThreadStack> capture_thread_stacks(std::chrono::milliseconds wait) {
   return stacks;
 }
 
-int injected_write_error(std::string_view path) noexcept {
+int injected_write_error([[maybe_unused]] std::string_view path) noexcept {
+#ifndef HEAPGATE_FAULT_INJECTION
+  return 0;
+#else
   static const char* const spec = std::getenv("HEAPGATE_INJECT_WRITE_ERROR");
   if (spec == nullptr) return 0;
   const std::string_view text(spec);
@@ -184,6 +188,7 @@ int injected_write_error(std::string_view path) noexcept {
   if (name == "EDQUOT") return EDQUOT;
   if (name == "EROFS") return EROFS;
   return 0;
+#endif
 }
 
 std::string describe_signal(int signo) {

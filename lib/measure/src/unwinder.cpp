@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
-#include "heapgate/unwinder.h"
+// The unwinder behind jemalloc's sampled allocations (heapgate/unwinder.h): loads libunwind at run
+// time and installs unw_backtrace as jemalloc's prof_backtrace hook; use_unwinder() switches.
+#include "heapgate/unwinder_control.h"
 
 #include <dlfcn.h>
 

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate's profiles and diffs as pprof's profile.proto (proto/profile.proto),
 // through the protobuf classes protoc generates from it, gzipped with zlib.
 #include "heapgate/pprof.h"

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::pprof built without protobuf (HEAPGATE_PPROF=OFF): every export
 // says so and how to get it, so callers need no #if of their own.
 #include "heapgate/pprof.h"

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Folded stacks in, SVG flame graphs out: flamegraph.pl's picture without Perl,
 // so reports and endpoints can draw one wherever heapgate runs.
 #include "heapgate/flamegraph.h"
@@ -437,8 +436,8 @@ std::vector<Entry> capped(std::vector<Entry> entries, std::size_t cap, LeftOut& 
 
 }  // namespace
 
-std::string_view flame_unit(Metric metric) noexcept {
-  return metric == Metric::live_bytes || metric == Metric::accum_bytes ? "bytes" : "objects";
+std::string_view flame_unit(ProfileMetric metric) noexcept {
+  return metric == ProfileMetric::live_bytes || metric == ProfileMetric::accum_bytes ? "bytes" : "objects";
 }
 
 std::string render_flamegraph_svg(const std::vector<FoldedStack>& stacks, const FlamegraphOptions& options) {

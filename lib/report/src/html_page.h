@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What every heapgate HTML page shares (the report's, report_html.cpp, and a
 // recording's, recording_html.cpp): the head with its policy and style, the
 // flame graphs' search box and the script at the end.

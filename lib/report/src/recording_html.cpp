@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A recording's page (heapgate/recording_html.h).
 #include "heapgate/recording_html.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The formats' table, a run's report files and the journaling ReportWriter.
 #include "heapgate/report_files.h"
 
 #include <cstdio>
@@ -19,16 +19,38 @@ Result<void> write_in(const std::string& dir, const std::string& name, const std
   return {};
 }
 
-// `json` is to_json(report), made by the caller.
+constexpr std::string_view kJson = "json";
+
+// `json` is to_json(report), made by the caller (from the journal's lines).
 Result<void> write_report_files_with(const std::string& dir, const Report& report, const std::string& stem,
                                      const std::string& json) {
   if (auto ok = ensure_report_dir(dir); !ok) return ok;
-  if (auto ok = write_in(dir, stem + ".json", json); !ok) return ok;
-  if (auto ok = write_in(dir, stem + ".junit.xml", to_junit_xml(report)); !ok) return ok;
-  return write_in(dir, stem + ".md", to_markdown(report));
+  for (const ReportFormat& format : report_formats()) {
+    if (!format.every_run) continue;
+    const std::string name = stem + std::string(format.suffix);
+    if (auto ok = write_in(dir, name, format.name == kJson ? json : format.render(report)); !ok) return ok;
+  }
+  return {};
 }
 
 }  // namespace
+
+const std::vector<ReportFormat>& report_formats() {
+  static const std::vector<ReportFormat> formats = {
+      {kJson, ".json", to_json, true},
+      {"junit", ".junit.xml", to_junit_xml, true},
+      {"markdown", ".md", to_markdown, true},
+      {"html", ".html", to_html, false},
+  };
+  return formats;
+}
+
+const ReportFormat* find_report_format(std::string_view name) {
+  for (const ReportFormat& format : report_formats()) {
+    if (format.name == name) return &format;
+  }
+  return nullptr;
+}
 
 Result<void> write_report_files(const std::string& dir, const Report& report, const std::string& stem) {
   return write_report_files_with(dir, report, stem, to_json(report));
@@ -37,7 +59,9 @@ Result<void> write_report_files(const std::string& dir, const Report& report, co
 ReportWriter::ReportWriter(std::string dir, std::string stem, RunInfo run)
     : dir_(std::move(dir)), stem_(std::move(stem)), report_{std::move(run), {}} {
   // A crash of this run must not leave an earlier run's report looking current.
-  for (const char* suffix : {".json", ".junit.xml", ".md"}) std::remove((dir_ + "/" + stem_ + suffix).c_str());
+  for (const ReportFormat& format : report_formats()) {
+    if (format.every_run) std::remove((dir_ + "/" + stem_ + std::string(format.suffix)).c_str());
+  }
   journal_.emplace(dir_, stem_, report_.run);
 }
 

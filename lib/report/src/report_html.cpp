@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The HTML reporter: one page to open from a CI artifact, readable offline,
 // with a flame graph per failing test.
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The JUnit XML reporter (Ant/Jenkins format, junit-10.xsd).
 #include <cstdio>
 #include <map>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The Markdown reporter: a CI step summary (GitHub $GITHUB_STEP_SUMMARY, GitLab).
 #include <algorithm>
 #include <cstdio>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Text pieces the JUnit and Markdown reporters share (report_text.h): key_facts() of a verdict,
+// noise_band_text(), thread_parts_text(), describe_stack_counts() and verdict_rank().
 #include "report_text.h"
 
 #include <cmath>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: text pieces shared by the JUnit and Markdown reporters.
 #pragma once
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// without_allocator_frames(): a copy of a profile whose stacks start at the code that asked for
+// memory, not inside malloc, operator new or jemalloc; AllocatorFramesDropped counts what went.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// read_build_id(): the GNU build-id of an ELF file on disk as lowercase hex; to_hex().
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The symbolic diff of two normalized heap profiles: ProfileMetric, StackDelta, ProfileDiff,
+// diff_profiles(), render_diff_text() and top_stacks().
 #pragma once
 
 #include <cstddef>
@@ -21,14 +22,14 @@ namespace heapgate {
 /// - `live_bytes`: their bytes (usable sizes).
 /// - `accum_objects`: all allocations made while profiling (needs `prof_accum`).
 /// - `accum_bytes`: their bytes.
-enum class Metric { live_objects, live_bytes, accum_objects, accum_bytes };
+enum class ProfileMetric { live_objects, live_bytes, accum_objects, accum_bytes };
 
 /// The metric's name as written in flags and JSON ("live_bytes").
-std::string_view to_string(Metric metric) noexcept;
+std::string_view to_string(ProfileMetric metric) noexcept;
 /// Parses a metric name; the error (`parse_error`) names the value and lists the valid ones.
-Result<Metric> parse_metric(std::string_view text);
+Result<ProfileMetric> parse_profile_metric(std::string_view text);
 /// The value of `metric` in `counts`.
-double metric_value(const ScaledCounts& counts, Metric metric) noexcept;
+double profile_metric_value(const ScaledCounts& counts, ProfileMetric metric) noexcept;
 
 /// How one stack changed between two profiles.
 struct StackDelta {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// diff_profile_files(): the ProfileDiff of two heap profile files, equal to diff_profiles() of
+// their normalized profiles but with far less memory and time, for `heapgate diff`.
 #pragma once
 
 #include <string>

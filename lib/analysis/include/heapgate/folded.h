@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Folded stack text (`root;caller;leaf VALUE`, one stack a line): FoldedStack, parse_folded(),
+// write_folded(), and folded_stacks()/render_folded() of a normalized profile or a diff.
 #pragma once
 
 #include <string>
@@ -51,15 +52,15 @@ std::string write_folded(const std::vector<FoldedStack>& stacks);
 /// The stacks of one profile: `metric` of each stack's scaled counts (not
 /// rounded), frames reversed to root first, in the profile's (key) order;
 /// stacks whose value is 0 are left out. Pure.
-std::vector<FoldedStack> folded_stacks(const NormalizedProfile& profile, Metric metric);
+std::vector<FoldedStack> folded_stacks(const NormalizedProfile& profile, ProfileMetric metric);
 
 /// The stacks of a diff: the delta of `metric` per entry (negative where the
 /// stack shrank), in `entries` order; zero deltas are left out. Pure.
-std::vector<FoldedStack> folded_stacks(const ProfileDiff& diff, Metric metric);
+std::vector<FoldedStack> folded_stacks(const ProfileDiff& diff, ProfileMetric metric);
 
 /// write_folded(folded_stacks(...)): the text `heapgate diff --format=folded`,
 /// the benchmark's `.folded` files and the HTTP endpoint serve.
-std::string render_folded(const ProfileDiff& diff, Metric metric);
-std::string render_folded(const NormalizedProfile& profile, Metric metric);
+std::string render_folded(const ProfileDiff& diff, ProfileMetric metric);
+std::string render_folded(const NormalizedProfile& profile, ProfileMetric metric);
 
 }  // namespace heapgate

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// A frame of a normalized stack as a shared, immutable name. Header-only;
+// the one string per distinct text is made by Symbolizer::frame_name()
+// (lib/analysis/src/symbolizer.cpp).
 #pragma once
 
 #include <cstddef>

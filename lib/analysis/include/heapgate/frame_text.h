@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The text of a stack frame, in one place: how normalize_profile() writes a
 // frame with its source line ("f(int) at file.cpp:12") and how every reader
 // splits it again, and the ways heapgate shortens a demangled C++ name.

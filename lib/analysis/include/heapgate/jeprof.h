@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Running jemalloc's jeprof and reading its output: JeprofFormat, JeprofOptions, jeprof_command(),
+// run_jeprof(), and parse_jeprof_text() into JeprofText lines.
 #pragma once
 
 #include <chrono>

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Heap profiles reduced to symbolic stacks comparable across processes and builds:
+// NormalizeOptions, NormalizedStack, NormalizedProfile, normalize_profile() and its dropping rules,
+// and ProfileNormalizer for many profiles through one Symbolizer.
 #pragma once
 
 #include <memory>
@@ -106,9 +108,9 @@ class Normalizer;
 
 /// normalize_profile() for many profiles of one process, read through one
 /// Symbolizer: each frame is named and classified once, not once per profile.
-/// An exact run that records the call sites of 1,057 yaml-cpp tests spent
-/// most of its time classifying again frames earlier tests had shown. Not
-/// thread-safe; `symbolizer` must outlive it.
+/// An exact run that records the call sites of a thousand short tests
+/// otherwise spends most of its time classifying again frames earlier tests
+/// had shown. Not thread-safe; `symbolizer` must outlive it.
 class ProfileNormalizer {
  public:
   explicit ProfileNormalizer(Symbolizer& symbolizer, NormalizeOptions options = {});

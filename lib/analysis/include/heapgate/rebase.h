@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// rebase_profile(): moves a base profile's frame addresses onto another process's mappings so
+// `jeprof --base` cancels shared stacks; RebaseResult, RebasedModule, run_jeprof_rebased().
 #pragma once
 
 #include <cstddef>

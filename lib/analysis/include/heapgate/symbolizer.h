@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Symbolizer: a heap profile's raw addresses to module, function, file and line, offline, through
+// the files in the profile's own mappings; SourceFrame, Location, AddressKind, SymbolizerStats.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A heap profile keeps addresses; what they meant lives in the binary that was
 // running. A rebuild in place changes that binary, and the old profile would
 // then be read against the new code. heapgate writes the meaning beside every

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// heapgate's Google Benchmark face: options, the MemoryManager, profiling
+// scopes in a benchmark. Implemented in lib/benchmark/src/:
+// benchmark_options.cpp (parse_options(), init()), memory_manager.cpp
+// (register_memory_manager(), finish()), scope.cpp (Scope).
 #pragma once
 
 #include <optional>

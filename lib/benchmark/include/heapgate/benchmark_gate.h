@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The gate over Google Benchmark JSON output: the per-iteration counter names,
+// parse_benchmark_json() and read_benchmark_json() into a Report, and judge() against a Baseline.
 #pragma once
 
 #include <string>

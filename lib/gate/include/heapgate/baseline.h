@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// A test binary's stored baseline, `<baselines>/<binary>.json`: BaselineEntry, Baseline, noise
+// bands, baseline_path(), read_baseline(), write_baseline(), update_entries(), prune_entries().
 #pragma once
 
 #include <cstddef>
@@ -46,11 +47,11 @@ inline constexpr double kNoisyMinimumWidening = 0.10;
 /// A band whose allocations spread by more than this fraction of its lowest
 /// (and at least kTimingBoundMinimum apart) is of a test whose counts follow
 /// timing, not code: a test that works for a fixed time or as fast as
-/// another thread drains a queue (cpp-httplib's TaskQueueTest made 3,887 to
-/// 5,549 allocations in the three runs that recorded it, 23,454 and 29,299
-/// later; LevelDB's DBTest.MultiThreaded 25M to 48M). The same binary making
-/// a quarter more or fewer calls is not a change a count can judge; the
-/// other bands that varied on LevelDB and cpp-httplib spread by 9% at most.
+/// another thread drains a queue (such tests made 3,887 to 5,549
+/// allocations in three recorded runs and 23,454 later, or 25M to 48M). The
+/// same binary making a quarter more or fewer calls is not a change a count
+/// can judge; the other bands that varied on the suites measured spread by
+/// 9% at most (bench/real_suites/README.md, "The cases behind the rules").
 /// Its allocations, bytes and peak are not gated, and the report says so; its
 /// leaks still are (docs/design.md §6a).
 inline constexpr double kTimingBoundSpread = 0.25;

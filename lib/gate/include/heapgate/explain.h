@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Gating one test with an explainer: the cheap measurement decides, a
 // repeated or profiled run explains. The listener supplies the explainer (a
 // child process in exact mode, or the test's own exact-mode profile);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// What a baseline's counts depend on besides the code: Fingerprint, runtime_fingerprint(),
+// HEAPGATE_ADD_BUILD_FINGERPRINT, FingerprintCheck, and fingerprint_differences().
 #pragma once
 
 #include <map>

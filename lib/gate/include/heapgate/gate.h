@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The gate policy, in one place: what fails, in which order, what a failure
 // says, what a run writes back to its baseline, and the exit code of a run.
 // The GoogleTest listener, the benchmark gate and `heapgate run/compare/accept`
@@ -7,10 +6,10 @@
 // docs/design.md §6a states the rules and why.
 //
 // Implemented in lib/gate/src/, one file per job: judge.cpp (judge() and its
-// rules), comparison.cpp (compare_to_baseline(), compare_alone(), the noise
-// band, sampling_tolerance()), growth.cpp (the leak rule, grows()),
+// rules), comparison.cpp (compare_to_baseline(), compare_alone(),
+// sampling_tolerance()), noise_band.cpp (the noise band), growth.cpp (the leak rule, grows()),
 // call_sites.cpp, failure_text.cpp (explaining_stacks(), failure_text()),
-// judge_run.cpp (a saved run judged again), baseline_writer.cpp
+// judge_run.cpp (a saved run judged again), baseline_merge.cpp
 // (baseline_entries()), calibration.cpp (calibrated_entries()) and
 // exit_status.cpp (fails_run(), count_verdicts(), gate_exit()).
 #pragma once
@@ -410,7 +409,7 @@ void add_missing_tests(Report& report, const Baseline& baseline);
 /// fail its own assertions. top_stacks come from TestRecord::stacks.
 std::map<std::string, BaselineEntry> baseline_entries(const Report& report);
 
-/// (Writing a run into a baseline: heapgate/baseline_writer.h.)
+/// (Writing a run into a baseline: heapgate/baseline_merge.h.)
 
 /// The baseline entries of several runs of one build (calibration): for each
 /// test measured in every run, `metrics` is the per-metric median (the lower

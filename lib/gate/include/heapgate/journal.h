@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The report journal: a run's records appended as tests finish, so a crash
 // keeps every finished test, and `heapgate run` can show progress while the
 // tests run. read_report() (report.h) reads a journal left by a crash.

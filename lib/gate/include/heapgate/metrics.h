@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The numbers a gate compares: Metrics and MetricName, parse_size(), Tolerance(s), CallSite,
+// ThreadShare, Measurement, NoiseBand, scheduling_allowance(), MetricDelta and compare_metric().
 #pragma once
 
 #include <array>
@@ -190,8 +191,8 @@ struct ThreadShare {
   std::uint64_t switches = 0;
   /// How often the test's own thread gave up the processor to wait
   /// (voluntary context switches, getrusage()): for a timer, I/O, a lock.
-  /// marl's fiber tests in its single-threaded mode wait on 1,000 timers of
-  /// 10 ms and, on a busy machine, sometimes make one allocation more.
+  /// A test that waits on 1,000 timers of 10 ms may, on a busy machine,
+  /// make one allocation more.
   std::uint64_t own_waits = 0;
   /// Nothing else ran or allocated during the test, and its own thread never
   /// waited: it repeats exactly.
@@ -293,15 +294,15 @@ inline constexpr double kOtherThreadsSlack = 0.01;
 
 /// The least a test other threads allocated in may move in allocated_bytes
 /// with the same count: a buffer sized by how much a read returned (TCP
-/// segments, a pipe) lands in a bigger or smaller size class by timing; on
-/// cpp-httplib's suite one such block moved a test by 384 bytes with 470
-/// other-thread blocks of 48 bytes on average.
+/// segments, a pipe) lands in a bigger or smaller size class by timing: one
+/// such block moved a test by 384 bytes with 470 other-thread blocks of 48
+/// bytes on average.
 inline constexpr std::uint64_t kOtherThreadsBytesFloor = 1024;
 
 /// The least scheduling may move a test other threads ran in, in blocks: one
-/// more exchange with another thread is often two (cpp-httplib's server read
-/// a request again under load: one 4 KiB socket buffer and one small block,
-/// on its own thread, in a test whose other threads made 14 allocations).
+/// more exchange with another thread is often two (a server that reads a
+/// request again under load: one 4 KiB socket buffer and one small block, on
+/// the test's own thread, while its other threads made 14 allocations).
 inline constexpr std::uint64_t kSchedulingBlocks = 2;
 
 /// How far `metric` of a test whose baseline saw `other_threads` (and

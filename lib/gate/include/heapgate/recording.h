@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A recording of `heapgate record` (docs/design.md §12): what each process
 // of a program wrote into DIR (DIR/<pid>/process.json and its heap
 // profiles), what the command adds (DIR/record.json), and what they say:
 // the call sites of the peak, of all allocations and of what was live at
 // exit, and, from the live-heap snapshots, which sites leak and which were
-// one-time setup.
+// one-time setup. Reading the files: lib/gate/src/recording_reader.cpp;
+// what they say: recording_analysis.cpp. Each process writes its
+// process.json in lib/measure/src/process_recorder.cpp.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +48,8 @@ struct RecordedProcess {
   /// several threads, the sum of each thread's own highest point (an upper bound).
   std::uint64_t peak_bytes = 0;
   bool peak_is_upper_bound = false;
-  /// What peak.heap holds (within 0.4% of peak_bytes).
+  /// What peak.heap holds (its bytes within 0.4% of peak_bytes); exact mode only.
+  std::uint64_t peak_stacks_allocations = 0;
   std::uint64_t peak_stacks_bytes = 0;
   std::uint64_t snapshots = 0;
   /// The profiles written, file names in `dir` (live.heap, allocations.heap, peak.heap).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// A run's report: RunInfo, TestRecord, Report, Interruption and LiveGrowth; its JSON
+// (to_json(), record_json_line(), parse/read/write_report()) and merge_reports() of shards.
 #pragma once
 
 #include <array>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Leak suppressions: known leaks a gate does not fail, in LeakSanitizer's
 // file format restricted to `leak:` lines.
 #pragma once

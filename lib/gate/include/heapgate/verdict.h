@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Verdict, the outcome of gating one test (pass, regressed, leaked, over_budget, ...): its JSON
+// names (kVerdictWords), parse_verdict(), and is_failure().
 #pragma once
 
 #include <array>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Change points of one test's metric over commits: where it left its band
 // and stayed out (docs/design.md §13, "Change points").
 #pragma once

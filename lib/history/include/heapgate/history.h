@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The history store (`heapgate history`): every test's metrics, verdict,
 // mode and noise band of every run, kept with the commit, branch, time and CI
 // job, in a SQLite file or a PostgreSQL database (docs/design.md §13).
+// Implemented in lib/history/src/: open_history.cpp (choosing the store),
+// sqlite_store.cpp, postgres_store.cpp, store_schema.cpp (the one schema),
+// stored_run.cpp (a report as rows).
 #pragma once
 
 #include <chrono>

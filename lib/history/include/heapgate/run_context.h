@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Where a run happened (commit, branch, time, CI job), from the usual CI
 // variables and git, for `heapgate history add`.
 #pragma once

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A test's points over commits, read from a history store, its change
-// points, and the trend pages of `heapgate history report`.
+// points, and the trend pages of `heapgate history report`. Implemented in
+// lib/history/src/trend_series.cpp (the points) and trend_pages.cpp (the
+// pages; the script they embed is trend_script.cpp).
 #pragma once
 
 #include <cstddef>
@@ -93,11 +94,5 @@ struct TrendPagesWritten {
 /// store's, `io_error` naming a file that cannot be written.
 Result<TrendPagesWritten> write_trend_pages(HistoryStore& store, const HistoryQuery& query,
                                             const TrendPageOptions& options);
-
-namespace detail {
-/// The script of a test page (trend_script.cpp): draws its charts from the
-/// page's data and the runs in commits.js.
-extern const char* const kTrendScript;
-}  // namespace detail
 
 }  // namespace heapgate

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The HTTP face: Mesos' /memory-profiler/* served by libmicrohttpd in the
+// process under test. Implemented in lib/http/src/: server.cpp (HttpServer,
+// its options), front_end.cpp (the listening socket), routes.cpp and
+// memory_profiler.cpp (what each endpoint does).
 #pragma once
 
 #include <chrono>

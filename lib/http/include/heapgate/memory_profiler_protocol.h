@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Apache Mesos' /memory-profiler/* protocol, written once: the routes, query
 // parameters, JSON fields and fixed texts that heapgate::HttpServer answers
 // with (lib/http/src/memory_profiler.cpp) and heapgate::http::ProfilerClient

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Mesos' (stout's) Duration syntax and printing: the server's
 // /memory-profiler/start?duration= and every duration `heapgate fetch` reads.
 #pragma once

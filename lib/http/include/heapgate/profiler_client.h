@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A client of the /memory-profiler/* endpoints (heapgate::HttpServer or Apache
 // Mesos), speaking the protocol of heapgate/memory_profiler_protocol.h.
 #pragma once

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// jemalloc as heapgate sees it: Mode (off, counters, exact, sampled), the MALLOC_CONF strings,
+// AllocatorStatus and allocator_status(), AllocatorStats, and typed mallctl access (jemalloc::).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// heapgate's error type: ErrorCode, Error (where, what, fix; message()), make_error(), and
+// Result<T> with fail(); no exception crosses the public API.
 #pragma once
 
 #include <string>
@@ -13,7 +14,8 @@ namespace heapgate {
 /// - `invalid_argument`: a caller passed a value the API does not accept.
 /// - `parse_error`: input text (a profile, a baseline, a flag value) is malformed,
 ///   including a name outside its closed list (parse_mode, parse_verdict,
-///   parse_metric, parse_metric_name all answer with this one code).
+///   parse_profile_metric, parse_metric_name, parse_jeprof_format: each is
+///   parse_word() of heapgate/vocabulary.h, and answers with this one code).
 /// - `io_error`: a file could not be opened, read, written or renamed.
 /// - `unavailable`: jemalloc, profiling, or an external program is missing.
 /// - `conflict`: the request clashes with the current state (profiling already

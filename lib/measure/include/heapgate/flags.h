@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What the GoogleTest plugin and the Google Benchmark runtime share at
 // start-up: `--heapgate_<name>` flags with their `HEAPGATE_<NAME>`
 // environment twins, and whether a restart with MALLOC_CONF fixes a mode.

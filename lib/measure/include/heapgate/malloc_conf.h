@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// HEAPGATE_DEFINE_MALLOC_CONF(): jemalloc's start-up options set from the program's
+// own code. Header-only.
 #pragma once
 
 #include "heapgate/allocator.h"

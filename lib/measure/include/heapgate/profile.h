@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// jemalloc heap_v2 profiles in memory: Counts, ScaledCounts, StackRecord, Mapping, Profile;
+// parse_profile(), read_profile(), write_profile(), parse_mappings() and unsample().
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Reading a heap profile one stack record at a time, for readers that keep
+// less than a Profile. Implemented with read_profile() in
+// lib/measure/src/profile.cpp.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProfileScope: an RAII window that measures the allocations made while it is open, in counters,
+// exact or sampled mode; ScopeOptions, ScopeResult, live(), and the error sink for destructors.
 #pragma once
 
 #include <chrono>
@@ -96,7 +97,7 @@ struct ScopeResult {
   /// Wall-clock time between start and finish.
   std::chrono::nanoseconds duration{0};
   /// Which counting window measured the scope (0: none), for
-  /// detail::released_since() (heapgate/integration.h).
+  /// detail::released_since() (lib/measure/internal/heapgate/integration.h).
   std::uint32_t counting_window = 0;
 };
 

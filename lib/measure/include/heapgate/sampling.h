@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // How far a sampled profile's un-sampled counts may be from the truth.
 // docs/design.md §6b derives the formula and the gate's use of it.
 #pragma once

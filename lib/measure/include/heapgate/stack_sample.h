@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// A call stack by name with its counts: what explains a failure. Its
+// comparisons are implemented in lib/measure/src/profile.cpp.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// heapgate's version number: HEAPGATE_VERSION_MAJOR/MINOR/PATCH (CMake reads them from here) and
+// HEAPGATE_VERSION_STRING.
 #pragma once
 
 /// The one place the version lives; CMake parses these three lines.

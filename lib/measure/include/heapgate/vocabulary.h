@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The words of heapgate's closed enums, spelled once per enum. Header-only.
 #pragma once
 
 #include <array>
@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "heapgate/error.h"
 
 namespace heapgate {
 
@@ -51,20 +53,51 @@ constexpr std::array<Enum, N> values_of(const Vocabulary<Enum, N>& vocabulary) n
   return out;
 }
 
-/// The words joined by ", " with `last_separator` before the last one:
-/// "a, b, c" by default, "a, b or c" with " or ".
+namespace detail {
+// The length of the words joined as list_words() joins them.
 template <typename Enum, std::size_t N>
-std::string list_words(const Vocabulary<Enum, N>& vocabulary, std::string_view last_separator = ", ") {
+std::size_t listed_size(const Vocabulary<Enum, N>& vocabulary, std::string_view last_separator) noexcept {
   std::size_t size = 0;
   for (std::size_t i = 0; i < N; ++i)
     size += vocabulary[i].word.size() + (i == 0 ? 0 : i + 1 == N ? last_separator.size() : 2);
-  std::string out;
-  out.reserve(size);  // one allocation, as the literal list it replaced
+  return size;
+}
+// Appends the words joined as list_words() joins them.
+template <typename Enum, std::size_t N>
+void append_words(std::string& out, const Vocabulary<Enum, N>& vocabulary, std::string_view last_separator) {
   for (std::size_t i = 0; i < N; ++i) {
     if (i > 0) out += i + 1 == N ? last_separator : std::string_view(", ");
     out += vocabulary[i].word;
   }
+}
+}  // namespace detail
+
+/// The words joined by ", " with `last_separator` before the last one:
+/// "a, b, c" by default, "a, b or c" with " or ".
+template <typename Enum, std::size_t N>
+std::string list_words(const Vocabulary<Enum, N>& vocabulary, std::string_view last_separator = ", ") {
+  std::string out;
+  out.reserve(detail::listed_size(vocabulary, last_separator));  // one allocation
+  detail::append_words(out, vocabulary, last_separator);
   return out;
+}
+
+/// The value `text` spells, or the one error every vocabulary answers an
+/// unknown word with: `parse_error` at `where`, `unknown <noun> "<text>";
+/// expected one of <the words>`, fix `write e.g. <example>`. The message is
+/// built in one allocation.
+template <typename Enum, std::size_t N>
+Result<Enum> parse_word(const Vocabulary<Enum, N>& vocabulary, std::string_view text, std::string_view where,
+                        std::string_view noun, std::string_view example) {
+  if (auto value = value_of(vocabulary, text)) return *value;
+  constexpr std::string_view kUnknown = "unknown ", kQuote = " \"", kExpected = "\"; expected one of ";
+  std::string what;
+  what.reserve(kUnknown.size() + noun.size() + kQuote.size() + text.size() + kExpected.size() +
+               detail::listed_size(vocabulary, ", "));
+  what.append(kUnknown).append(noun).append(kQuote).append(text).append(kExpected);
+  detail::append_words(what, vocabulary, ", ");
+  return fail(
+      make_error(ErrorCode::parse_error, std::string(where), std::move(what), "write e.g. " + std::string(example)));
 }
 
 }  // namespace heapgate

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Export to pprof's gzipped profile.proto: pprof_supported(), PprofOptions, and to_pprof() of a
+// heap profile (symbolized, allocator frames dropped) or of a ProfileDiff's deltas.
 #pragma once
 
 #include <string>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Self-contained SVG flame graphs: FlamegraphOptions, render_flamegraph_svg() of folded stacks,
+// and render_change_flamegraph_svg() of ChangedStack deltas; flame_unit().
 #pragma once
 
 #include <cstddef>
@@ -15,7 +16,7 @@
 namespace heapgate {
 
 /// "bytes" for the byte metrics, "objects" for the object counts.
-std::string_view flame_unit(Metric metric) noexcept;
+std::string_view flame_unit(ProfileMetric metric) noexcept;
 
 /// How render_flamegraph_svg draws.
 struct FlamegraphOptions {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// recording_to_html(): the self-contained page `heapgate report DIR` writes for a `heapgate
+// record` recording: processes, live/peak/all call sites with flame graphs, leaks, growth.
 #pragma once
 
 #include <string>

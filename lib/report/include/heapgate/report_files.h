@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
-// The report writers: JUnit XML, Markdown, HTML, the three files of a run, and
-// ReportWriter, which journals a run as it goes and writes them at its end.
+// The report writers: JUnit XML, Markdown, HTML, the table of formats, the
+// files of a run, and ReportWriter, which journals a run as it goes and
+// writes them at its end. Implemented in lib/report/src/: report_junit.cpp,
+// report_markdown.cpp, report_html.cpp (one per format), report_files.cpp
+// (the table, the files, ReportWriter).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "heapgate/error.h"
 #include "heapgate/journal.h"
@@ -55,7 +59,28 @@ std::string to_markdown(const Report& report);
 /// Pure.
 std::string to_html(const Report& report);
 
-/// Writes `<stem>.json`, `<stem>.junit.xml` and `<stem>.md` atomically into
+/// One format a report is written in. Adding a format is its writer (a pure
+/// `std::string to_<format>(const Report&)` in its own file) and one row in
+/// report_formats() (report_files.cpp); `heapgate report` and every run's
+/// files follow the table.
+struct ReportFormat {
+  std::string_view name;    ///< the word `heapgate report` takes ("junit")
+  std::string_view suffix;  ///< the file a run writes: `<stem><suffix>` (".junit.xml")
+  std::string (*render)(const Report&);
+  /// Written by every run with a report directory (write_report_files(),
+  /// ReportWriter); the others only when asked (`heapgate report html`).
+  bool every_run = false;
+};
+
+/// Every format, in the order `heapgate report` lists them: json, junit,
+/// markdown, html.
+const std::vector<ReportFormat>& report_formats();
+
+/// The format named `name`, or nullptr.
+const ReportFormat* find_report_format(std::string_view name);
+
+/// Writes the every-run formats of report_formats() (`<stem>.json`,
+/// `<stem>.junit.xml` and `<stem>.md`) atomically into
 /// `dir`, creating `dir` if needed. Errors: `io_error` naming the directory,
 /// with a fix, when it cannot be created or written.
 Result<void> write_report_files(const std::string& dir, const Report& report, const std::string& stem);

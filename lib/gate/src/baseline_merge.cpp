@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
-#include "heapgate/baseline_writer.h"
+// merge_run_into() and merge_runs_into() (heapgate/baseline_merge.h): which of a run's records each
+// BaselineAuthor may write, learned bands from samples, and describe_baseline_write().
+#include "heapgate/baseline_merge.h"
 
 #include <algorithm>
 #include <map>
@@ -12,11 +13,11 @@ namespace heapgate {
 namespace {
 
 // Why a record is not written, or "" when it may be.
-std::string refusal_of(const TestRecord& record, BaselineWriter writer) {
+std::string refusal_of(const TestRecord& record, BaselineAuthor author) {
   if (record.interrupted != Interruption::none) return "it did not finish";
   if (record.gtest_failed) return "it failed its own assertions";
   if (record.verdict == Verdict::unavailable || record.mode == Mode::off) return "nothing was measured";
-  if (writer == BaselineWriter::ratchet && record.verdict != Verdict::improved) {
+  if (author == BaselineAuthor::ratchet && record.verdict != Verdict::improved) {
     return record.verdict == Verdict::regressed ? "it regressed, and a ratchet writes improvements only" : "";
   }
   return {};
@@ -24,7 +25,7 @@ std::string refusal_of(const TestRecord& record, BaselineWriter writer) {
 
 // The entries `candidates` may write, by the rules; fills `write`.
 void apply(Baseline& baseline, std::map<std::string, BaselineEntry> candidates, const Report& run,
-           const BaselineWriteRules& rules, BaselineWrite& write) {
+           const BaselineMergeRules& rules, BaselineMerge& write) {
   if (!run.run.complete) {
     write.blocked = "the run did not finish (it crashed, hung, exited or was killed)";
     write.blocked_fix = "fix that and run again; its report names the test that did not finish";
@@ -37,9 +38,9 @@ void apply(Baseline& baseline, std::map<std::string, BaselineEntry> candidates, 
       continue;
     }
     if (record.verdict == Verdict::missing || record.verdict == Verdict::skipped) continue;
-    const std::string why = refusal_of(record, rules.writer);
+    const std::string why = refusal_of(record, rules.author);
     if (!why.empty()) write.refused.push_back({record.name, why});
-    if (!why.empty() || (rules.writer == BaselineWriter::ratchet && record.verdict != Verdict::improved)) {
+    if (!why.empty() || (rules.author == BaselineAuthor::ratchet && record.verdict != Verdict::improved)) {
       candidates.erase(record.name);
       continue;
     }
@@ -125,14 +126,14 @@ bool run_records_baseline(bool baseline_exists, bool update_requested) noexcept 
   return update_requested || !baseline_exists;
 }
 
-BaselineWrite write_run_into(Baseline& baseline, const Report& run, const BaselineWriteRules& rules) {
-  BaselineWrite write;
+BaselineMerge merge_run_into(Baseline& baseline, const Report& run, const BaselineMergeRules& rules) {
+  BaselineMerge write;
   apply(baseline, baseline_entries(run), run, rules, write);
   return write;
 }
 
-BaselineWrite write_runs_into(Baseline& baseline, const std::vector<Report>& runs, const BaselineWriteRules& rules) {
-  BaselineWrite write;
+BaselineMerge merge_runs_into(Baseline& baseline, const std::vector<Report>& runs, const BaselineMergeRules& rules) {
+  BaselineMerge write;
   if (runs.empty()) return write;
   Report first = runs.front();
   for (const Report& r : runs) first.run.complete = first.run.complete && r.run.complete;
@@ -140,7 +141,7 @@ BaselineWrite write_runs_into(Baseline& baseline, const std::vector<Report>& run
   return write;
 }
 
-std::string describe_baseline_write(const std::string& path, bool existed, const BaselineWrite& write) {
+std::string describe_baseline_write(const std::string& path, bool existed, const BaselineMerge& write) {
   if (!write.blocked.empty()) return path + ": not written: " + write.blocked + "; fix: " + write.blocked_fix;
   const BaselineUpdate& u = write.update;
   if (!existed) return "created " + path + " (" + std::to_string(u.added) + " tests)";

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The integration header: what a face (a test or benchmark framework adapter,
 // the HTTP endpoints) needs from the measuring layer beyond ProfileScope.
 // Application code does not need it.
@@ -44,9 +43,9 @@ std::uint64_t take_skipped_bytes() noexcept;
 /// `exact` stacks keep at most `frames` innermost frames (1 to 128, the
 /// default), for a run that keeps only each test's call sites: a site is a
 /// stack's innermost frame of the program's own. A task tree that runs its
-/// children inline at any depth (dispenso's `ConcurrentTaskSet.DoTree`, a
-/// million nodes) makes a distinct whole stack per node and path: 490,000 of
-/// them took that run past 13 GB and three minutes.
+/// children inline at any depth (a million nodes) makes a distinct whole
+/// stack per node and path: 490,000 of them took a run past 13 GB and three
+/// minutes.
 void limit_stack_depth(int frames) noexcept;
 
 /// While alive, allocations made by the current thread are invisible to the

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A recording's files (heapgate/recording.h): DIR/record.json, written by
 // `heapgate record`, and DIR/<pid>/process.json, written by each process
-// (lib/measure/src/recording.cpp, without a JSON library: it runs in signal
+// (lib/measure/src/process_recorder.cpp, without a JSON library: it runs in signal
 // handlers).
 #include "heapgate/recording.h"
 
 #include <algorithm>
 #include <filesystem>
 
+#include "heapgate/process_json.h"
 #include "heapgate/sys.h"
 #include "json_fields.h"
 
 namespace heapgate {
+
+static_assert(std::string_view(kRecordedProcessSchema) == process_json::kSchema,
+              "heapgate/recording.h and heapgate/process_json.h must name the same schema");
+
 namespace {
 
 using detail::json;
@@ -48,30 +52,33 @@ Result<RecordedProcess> read_process(const std::string& process_dir, std::uint64
   if (!doc) return fail(doc.error());
   JsonReader reader(path);
   if (!reader.object(*doc, "")) return fail(reader.error());
-  detail::check_schema(reader, reader.member(*doc, "", "schema", true), kRecordedProcessSchema, "/schema");
-  p.pid = optional_u64(reader, *doc, "pid");
-  p.ppid = optional_u64(reader, *doc, "ppid");
-  p.exe = optional_string(reader, *doc, "exe");
-  p.mode = optional_string(reader, *doc, "mode");
-  p.ended = optional_string(reader, *doc, "ended");
-  p.signal = static_cast<int>(optional_u64(reader, *doc, "signal"));
-  if (const json* v = reader.member(*doc, "", "counted", false)) p.counted = reader.boolean(*v, "/counted");
-  p.allocations = optional_u64(reader, *doc, "allocations");
-  p.allocated_bytes = optional_u64(reader, *doc, "allocated_bytes");
-  p.live_allocations = optional_u64(reader, *doc, "live_allocations");
-  p.live_bytes = optional_u64(reader, *doc, "live_bytes");
-  p.peak_bytes = optional_u64(reader, *doc, "peak_bytes");
-  if (const json* v = reader.member(*doc, "", "peak_is_upper_bound", false)) {
-    p.peak_is_upper_bound = reader.boolean(*v, "/peak_is_upper_bound");
-  }
-  p.peak_stacks_bytes = optional_u64(reader, *doc, "peak_stacks_bytes");
-  p.snapshots = optional_u64(reader, *doc, "snapshots");
-  if (const json* v = reader.member(*doc, "", "profiles", false); v != nullptr && reader.array(*v, "/profiles")) {
+  namespace key = process_json;
+  auto flag = [&](std::string_view field, bool& out) {
+    if (const json* v = reader.member(*doc, "", field, false)) out = reader.boolean(*v, "/" + std::string(field));
+  };
+  detail::check_schema(reader, reader.member(*doc, "", key::schema, true), kRecordedProcessSchema, "/schema");
+  p.pid = optional_u64(reader, *doc, key::pid);
+  p.ppid = optional_u64(reader, *doc, key::ppid);
+  p.exe = optional_string(reader, *doc, key::exe);
+  p.mode = optional_string(reader, *doc, key::mode);
+  p.ended = optional_string(reader, *doc, key::ended);
+  p.signal = static_cast<int>(optional_u64(reader, *doc, key::signal));
+  flag(key::counted, p.counted);
+  p.allocations = optional_u64(reader, *doc, key::allocations);
+  p.allocated_bytes = optional_u64(reader, *doc, key::allocated_bytes);
+  p.live_allocations = optional_u64(reader, *doc, key::live_allocations);
+  p.live_bytes = optional_u64(reader, *doc, key::live_bytes);
+  p.peak_bytes = optional_u64(reader, *doc, key::peak_bytes);
+  flag(key::peak_is_upper_bound, p.peak_is_upper_bound);
+  p.peak_stacks_allocations = optional_u64(reader, *doc, key::peak_stacks_allocations);
+  p.peak_stacks_bytes = optional_u64(reader, *doc, key::peak_stacks_bytes);
+  p.snapshots = optional_u64(reader, *doc, key::snapshots);
+  if (const json* v = reader.member(*doc, "", key::profiles, false); v != nullptr && reader.array(*v, "/profiles")) {
     for (std::size_t i = 0; i < v->size(); ++i) p.profiles.push_back(reader.string((*v)[i], "/profiles"));
   }
-  p.not_exact = optional_string(reader, *doc, "not_exact");
-  p.not_counted = optional_string(reader, *doc, "not_counted");
-  p.not_written = optional_string(reader, *doc, "not_written");
+  p.not_exact = optional_string(reader, *doc, key::not_exact);
+  p.not_counted = optional_string(reader, *doc, key::not_counted);
+  p.not_written = optional_string(reader, *doc, key::not_written);
   if (!reader.ok()) return fail(reader.error());
   return p;
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The operating-system seam: everything Linux- or libc-specific that the rest
 // of heapgate needs, in one place (benchmark sysinfo.cc, fmt os.cc).
 #pragma once
@@ -23,7 +22,9 @@ void* find_symbol(const char* name) noexcept;
 /// heapgate's own tests (docs/bad-inputs.md, "Faults"). With
 /// HEAPGATE_INJECT_WRITE_ERROR=EIO:<text> (or ENOSPC, EDQUOT, EROFS) in the
 /// environment, every write of a file whose path contains <text> fails;
-/// write_file_atomic() and the report journal ask before writing.
+/// write_file_atomic() and the report journal ask before writing. Only a
+/// build with HEAPGATE_FAULT_INJECTION (on with heapgate's tests) reads the
+/// variable; any other build returns 0.
 int injected_write_error(std::string_view path) noexcept;
 
 /// "signal 11 (SIGSEGV)": a signal's number and name, for messages.

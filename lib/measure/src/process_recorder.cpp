@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
-#include "recording.h"
+// Whole-process recording for `heapgate record` (process_recorder.h): start_recording(), the fork
+// child's restart, write_snapshot() and finish_recording() writing DIR/<pid>/ without allocating.
+#include "process_recorder.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -15,6 +16,7 @@
 
 #include "heapgate/allocator.h"
 #include "heapgate/integration.h"
+#include "heapgate/process_json.h"
 #include "alloc_counting.h"
 #include "raw_writer.h"
 #include "stack_capture.h"
@@ -193,63 +195,69 @@ void finish_recording(int signo) noexcept {
   const ssize_t exe_size = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   const std::string_view exe_path(exe, exe_size > 0 ? static_cast<std::size_t>(exe_size) : 0);
   const unsigned snapshots = g_state.snapshots.load();
+  // The process is ending (exit or a fatal signal): a file that cannot be
+  // written has nobody left to tell; the command reports the missing
+  // process.json as "ended without writing".
   (void)write_file("process.json", [&](int fd) {
+    namespace key = process_json;
     RawWriter out(fd);
-    auto field = [&](std::string_view name, std::uint64_t value) {
-      out.put(",\n  \"");
-      out.put(name);
+    const char* separator = "{\n  \"";
+    auto name = [&](std::string_view field) {
+      out.put(separator);
+      out.put(field);
       out.put("\": ");
+      separator = ",\n  \"";
+    };
+    auto number = [&](std::string_view field, std::uint64_t value) {
+      name(field);
       out.number(value);
     };
-    out.put("{\n  \"schema\": \"heapgate.record.process/1\"");
-    field("pid", static_cast<std::uint64_t>(::getpid()));
-    field("ppid", static_cast<std::uint64_t>(::getppid()));
-    out.put(",\n  \"exe\": ");
-    out.json_string(exe_path);
-    out.put(",\n  \"mode\": ");
-    out.put(g_state.exact ? "\"exact\"" : "\"counters\"");
-    out.put(",\n  \"ended\": ");
-    out.put(signo == 0 ? "\"exit\"" : "\"signal\"");
-    field("signal", static_cast<std::uint64_t>(signo));
-    out.put(",\n  \"counted\": ");
-    out.put(counted ? "true" : "false");
+    auto boolean = [&](std::string_view field, bool value) {
+      name(field);
+      out.put(value ? "true" : "false");
+    };
+    auto text = [&](std::string_view field, std::string_view value) {
+      name(field);
+      out.json_string(value);
+    };
+    text(key::schema, key::kSchema);
+    number(key::pid, static_cast<std::uint64_t>(::getpid()));
+    number(key::ppid, static_cast<std::uint64_t>(::getppid()));
+    text(key::exe, exe_path);
+    text(key::mode, g_state.exact ? "exact" : "counters");
+    text(key::ended, signo == 0 ? "exit" : "signal");
+    number(key::signal, static_cast<std::uint64_t>(signo));
+    boolean(key::counted, counted);
     if (counted) {
-      field("allocations", totals.allocations);
-      field("allocated_bytes", totals.allocated_bytes);
-      field("live_allocations", totals.live_allocations);
-      field("live_bytes", totals.live_bytes);
-      field("peak_bytes", totals.peak_bytes);
-      out.put(",\n  \"peak_is_upper_bound\": ");
-      out.put(upper_bound ? "true" : "false");
+      number(key::allocations, totals.allocations);
+      number(key::allocated_bytes, totals.allocated_bytes);
+      number(key::live_allocations, totals.live_allocations);
+      number(key::live_bytes, totals.live_bytes);
+      number(key::peak_bytes, totals.peak_bytes);
+      boolean(key::peak_is_upper_bound, upper_bound);
       if (g_state.exact) {
-        field("peak_stacks_allocations", totals.peak_copy_allocations);
-        field("peak_stacks_bytes", totals.peak_copy_bytes);
+        number(key::peak_stacks_allocations, totals.peak_copy_allocations);
+        number(key::peak_stacks_bytes, totals.peak_copy_bytes);
       }
     }
-    field("snapshots", snapshots);
-    out.put(",\n  \"profiles\": [");
+    number(key::snapshots, snapshots);
+    name(key::profiles);
+    out.put("[");
     const char* sep = "";
-    for (auto [written, name] :
+    for (auto [written, file] :
          {std::pair<bool, const char*>{live, "live.heap"}, {allocations, "allocations.heap"}, {peak, "peak.heap"}}) {
       if (!written) continue;
       out.put(sep);
-      out.json_string(name);
+      out.json_string(file);
       sep = ", ";
     }
     out.put("]");
-    if (g_state.not_exact[0] != '\0') {
-      out.put(",\n  \"not_exact\": ");
-      out.json_string(g_state.not_exact);
-    }
-    if (g_state.not_counted[0] != '\0') {
-      out.put(",\n  \"not_counted\": ");
-      out.json_string(g_state.not_counted);
-    }
+    if (g_state.not_exact[0] != '\0') text(key::not_exact, g_state.not_exact);
+    if (g_state.not_counted[0] != '\0') text(key::not_counted, g_state.not_counted);
     if (g_state.exact && !(live && allocations && peak)) {
-      out.put(",\n  \"not_written\": ");
-      out.json_string(
-          "a profile could not be written: the recording stayed locked by another thread, or DIR "
-          "could not be written");
+      text(key::not_written,
+           "a profile could not be written: the recording stayed locked by another thread, or DIR "
+           "could not be written");
     }
     out.put("\n}\n");
     return out.flush();

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Escaping for heapgate's markup: the SVG flame graph, the HTML report and
 // the history's trend pages.
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Whole-process recording, for `heapgate record` (docs/design.md §12): one
 // counting window over the whole life of a process that heapgate did not
 // build, opened by the preloaded libheapgate_record.so (record_preload.cpp)
