@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The Catch2 face: a Catch2 v2 event listener that drives the engine
 // (heapgate/face.h), and the Face that answers for Catch2.
 //

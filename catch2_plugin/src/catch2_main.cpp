@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::catch2_main: Catch2's implementation and a main() that runs the
 // session gated. main() lives in this translation unit on purpose: a static
 // library's object that nothing references is dropped by the linker

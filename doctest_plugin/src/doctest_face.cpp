@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The doctest face: a doctest listener that drives the engine
 // (heapgate/face.h), and the Face that answers for doctest. The window of a
 // test case opens at test_case_start() and closes at test_case_end();

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::doctest_main: doctest's implementation and a main() that runs
 // the suite gated. main() lives in this translation unit on purpose: a
 // static library's object that nothing references is dropped by the linker

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// GoogleTestFace: what the engine asks of GoogleTest (a child's --gtest_filter and --gtest_repeat,
+// failures, XML properties, shards, death-test children, the flag saver's cost per test).
 #include "gtest_face.h"
 
 #include <cstdlib>

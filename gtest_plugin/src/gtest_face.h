@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What the engine asks of GoogleTest (heapgate/face.h), answered from
 // GoogleTest's flags, its XML properties and its own stacks.
 #pragma once

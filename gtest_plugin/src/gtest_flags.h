@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // GoogleTest's own flags, read the same way whatever its version.
 #pragma once
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// is_gtest_overhead(): a stack of only framework frames, or of default constructors ending in the
+// generated test class; frames_deciding_call_site() and without_gtest_overhead() use it.
 #include "gtest_frames.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What GoogleTest allocates for every test, told apart by its stacks: the
 // GoogleTest face answers Face::is_framework_stack() with it, so the engine
 // leaves those stacks out of the call sites it measures and out of what

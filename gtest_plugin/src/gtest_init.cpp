@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Start-up: Bazel's sharding variables, then the start-up every face shares
 // (harness::init(): options, and the re-exec for jemalloc's settings).
 #include <cstdlib>

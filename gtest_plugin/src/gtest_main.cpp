@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // heapgate::gtest_main: GoogleTest's main() with heapgate's listener installed.
 // main() lives in this translation unit on purpose: a static library's object
 // that nothing references is dropped by the linker (docs/platform-facts.md §2).

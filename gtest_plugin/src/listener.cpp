@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The GoogleTest listener: GoogleTest's events, handed to the per-test
 // engine (heapgate/face.h) with GoogleTestFace answering for GoogleTest.
 #include <utility>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What test code asks of the gate (heapgate/harness.h): budgets, the leak
 // check, call-site gating, scoped budgets; and heapgate's test filter syntax.
 #include <cstdio>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// Frames every face shares: is_default_constructor(), is_framework_only_stack() and
+// frames_deciding_call_site(), how far a stack must be normalized to name its call site.
 #include "call_site_frames.h"
 
 #include "heapgate/face.h"

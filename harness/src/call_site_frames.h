@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Which frames of a stack decide its call site, whatever the framework: the
 // engine copies only those of each stack when it gathers a test's call sites.
 #pragma once

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// RerunExplainer: runs tests again in exact or counters child processes for stacks, call sites,
+// live growth, spread samples and re-measurement; summarize_profile(): a profile's top stacks.
 #include "explainers.h"
 
 #include <unistd.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The two ways the engine explains a test (heapgate/explain.h):
 // from a heap profile this process wrote (the test ran in exact mode), or by
 // running the test again alone in exact mode in a child process.

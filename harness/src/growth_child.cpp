@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// GrowthChild::after_run(): records what is live after each of the N runs, stopping early once
+// the series can no longer grow; take() hands back the LiveGrowth.
 #include "growth_child.h"
 
 #include <utility>

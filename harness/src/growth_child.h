@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The growth child (--heapgate_internal_growth=N): runs one test N times
 // (Face::child_arguments(): GoogleTest's --gtest_repeat, or the face's own
 // loop) inside one scope and records what all runs so far

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Start-up: options, and the one re-exec that gives jemalloc the settings a
 // profiling mode needs (jemalloc reads MALLOC_CONF only when it starts).
 #include <cstdio>

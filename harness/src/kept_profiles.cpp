@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// ProfileKeeper::keep(): moves a test's heap profiles and their symbols sidecars into the
+// profiles directory (across file systems too), under unique names, and rewrites the paths.
 #include "kept_profiles.h"
 
 #include <unistd.h>

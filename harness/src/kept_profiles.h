@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Where the heap profiles a report names are kept: a run's own exact-mode
 // dumps are written there, the re-run children's are moved there out of
 // their temp directories, so every path in the report outlives the run.

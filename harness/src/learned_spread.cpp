@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// may_vary(), spread_request(), run_spread(), take_spread(), learn_spread(): which tests other
+// threads allocated in, running them again in a counters child, and keeping the samples.
 #include "learned_spread.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The spread a baseline being recorded learns: a test that other threads
 // allocated in while it ran (a server's thread pool, a background
 // compaction) may count differently next time with no change in the code, so

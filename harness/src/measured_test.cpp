@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// test_record_of() and add_measurement(): a TestRecord from the face's TestCase and TestEnd and
+// the scope's result less the framework's own cost; context_switches(), process_threads().
 #include "measured_test.h"
 
 #include <fcntl.h>

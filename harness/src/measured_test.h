@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // A test's record as every role starts it: its framework's facts about the
 // test, then what its scope measured, less what the framework allocated for it.
 #pragma once

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // --heapgate_* flags and their HEAPGATE_* environment twins.
 #include <string>
 #include <string_view>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// PluginRun: works out this process's role (suite run, re-run, growth or framework child), what
+// it can measure, the framework's own cost per test and where profiles go; opens the report.
 #include "plugin_run.h"
 
 #include <sys/prctl.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What every process of a gated run shares, whichever role it plays: the
 // options, what can be measured here, the framework's own cost per test, where
 // profiles are kept, and the report being written.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// RecordingChildren: starts the call-sites child and the spread child of a sharded baseline
+// recording on background threads (std::async), each with its own RerunExplainer and timing.
 #include "recording_children.h"
 
 #include <utility>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The two children a baseline being recorded runs after its last test (the
 // exact run that records every test's call sites, and the counters runs that
 // learn the spread of tests other threads allocated in) started side by side

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// collect_stacks(): in the exact re-run child, a test's top stacks and call sites from its heap
+// profile (on disk or in memory), for the parent to read from the child's report.
 #include "rerun_child.h"
 
 #include "explainers.h"

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The exact re-run child (--heapgate_internal_child=N): the suite run starts
 // it (explainers.cpp) to run tests again in exact mode, and reads back the
 // records it writes. It judges nothing; it only collects stacks.

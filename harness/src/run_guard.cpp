@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The run guard: fatal and terminating signal handlers that journal the running test with
+// write(2), an atexit hook for exit() mid-test, and the watchdog thread that stops a hung test.
 #include "run_guard.h"
 
 #include <signal.h>

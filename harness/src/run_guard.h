@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The guard of a gated run: a test that crashes, hangs, exits or is killed
 // never takes the run's record with it (docs/design.md §7, "A run that does
 // not finish"). One per process; the listener drives it.

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // SuiteRun's part when the run records a baseline: the call sites of each
 // test (one exact run in a child, or side by side with the growth checks
 // when sharded), the spread of tests that may vary, and the baseline's write.

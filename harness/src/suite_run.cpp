@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// SuiteRun: loads suppressions and the baseline, judges each test through gate_test(), defers
+// some leak checks to the run's end, then finishes the report and, when recording, the baseline.
 #include "suite_run.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The suite run: the process a user started. It judges each test against
 // budgets, leaks and the stored baseline (the gate decides, heapgate/explain.h;
 // this role asks and reports), guards the run against tests that crash or

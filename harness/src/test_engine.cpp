@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The per-test engine every face drives (heapgate/face.h): one ProfileScope
 // per test, its record handed to the role this process plays (plugin_run.h):
 // the suite run judges it (suite_run.cpp), an exact re-run child adds its

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What the running test asked for through the HEAPGATE_* macros
 // (heapgate/harness.h), for the listener to read when the test ends.
 #pragma once

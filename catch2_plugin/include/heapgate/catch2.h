@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The Catch2 face: Catch2 v2 suites gated as GoogleTest suites are. Link
 // heapgate::catch2_main for a drop-in main(); a suite with its own main()
 // defines CATCH_CONFIG_RUNNER and calls heapgate::catch2::run() from it.

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The doctest face: doctest 2.4 suites gated as GoogleTest suites are. Link
 // heapgate::doctest_main for a drop-in main(); a suite with its own main()
 // defines DOCTEST_CONFIG_IMPLEMENT and returns heapgate::run_doctest()

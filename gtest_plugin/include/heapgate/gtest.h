@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// The GoogleTest face's public API: the shared Options and budgets under heapgate::gtest's names,
+// init() and install_listener() for a suite with its own main().
 #pragma once
 
 #include <gtest/gtest.h>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // The seam between heapgate's per-test engine and a test framework. A face
 // (GoogleTest, Catch2, doctest) is the framework's own listener, which calls
 // TestEngine as tests start and end, plus a Face that answers what only the

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // What every test-framework face shares: the options of a gated run (the
 // `--heapgate_*` flags), start-up, and the budgets test code declares. The
 // per-test engine the faces drive is heapgate/face.h.

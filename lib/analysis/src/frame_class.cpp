@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
+// classify_frame() and classify_unknown(): a frame's FrameClass (allocator, heapgate, test
+// framework, outer, main, user) from its function, source file and module, by fixed name lists.
 #include "frame_class.h"
 
 #include <algorithm>

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: MIT
-// heapgate: allocation regression gates for C++ test suites.
 // Private: the role of a frame in a stack, for normalize_profile()'s dropping
 // rules (names are read with bare_function_name(), heapgate/frame_text.h).
 #pragma once
