@@ -37,16 +37,9 @@ class Catch2Face final : public harness::Face {
  public:
   const char* framework() const noexcept override { return "Catch2"; }
 
-  // Catch2 offers no way to fail a test case after it ended: the failure is
-  // printed where a compiler would put it, and the run's exit status says it.
+  // Catch2 offers no way to fail a test case after it ended.
   void add_failure(const std::string& file, int line, const std::string& text) override {
-    ++failures_;
-    if (file.empty()) {
-      std::fprintf(stderr, "heapgate: %s%s\n", current_.empty() ? "" : (current_ + ": ").c_str(), text.c_str());
-    } else {
-      std::fprintf(stderr, "%s:%d: FAILED (heapgate) %s:\n%s\n", file.c_str(), line, current_.c_str(), text.c_str());
-    }
-    std::fflush(stderr);
+    failures_.add(file, line, text);
   }
 
   std::vector<std::string> child_arguments(const harness::TestSelection& selection, int runs) const override {
@@ -67,13 +60,13 @@ class Catch2Face final : public harness::Face {
   bool is_framework_stack(const StackSample& stack) const override { return harness::is_framework_only_stack(stack); }
 
   void set_tests_or_tags(std::vector<std::string> specs) { tests_or_tags_ = std::move(specs); }
-  void set_current(std::string name) { current_ = std::move(name); }
-  int failures() const noexcept { return failures_; }
+  void set_current(const std::string& name) { failures_.set_current(name); }
+  void clear_current() noexcept { failures_.clear_current(); }
+  int failures() const noexcept { return failures_.count(); }
 
  private:
   std::vector<std::string> tests_or_tags_;
-  std::string current_;
-  int failures_ = 0;
+  harness::PrintedFailures failures_;
 };
 
 // What outlives each Session::run(): Catch2 makes its listeners anew for
@@ -239,7 +232,7 @@ void iteration_start(int iteration) {
 
 void iteration_end(int iteration) {
   Catch2Run& run = gated_run();
-  run.face.set_current("");
+  run.face.clear_current();
   if (run.engine) run.engine->iteration_end(iteration);
 }
 

@@ -73,17 +73,9 @@ class DoctestFace final : public harness::Face {
  public:
   const char* framework() const noexcept override { return "doctest"; }
 
-  // doctest counts a test's failures while it runs, not after it ended: the
-  // failure is printed where a compiler would put it, and run()'s exit
-  // status says it.
+  // doctest counts a test's failures while it runs, not after it ended.
   void add_failure(const std::string& file, int line, const std::string& text) override {
-    ++failures_;
-    if (file.empty()) {
-      std::fprintf(stderr, "heapgate: %s%s\n", current_.empty() ? "" : (current_ + ": ").c_str(), text.c_str());
-    } else {
-      std::fprintf(stderr, "%s:%d: FAILED (heapgate) %s:\n%s\n", file.c_str(), line, current_.c_str(), text.c_str());
-    }
-    std::fflush(stderr);
+    failures_.add(file, line, text);
   }
 
   std::vector<std::string> child_arguments(const harness::TestSelection& selection, int runs) const override {
@@ -117,17 +109,16 @@ class DoctestFace final : public harness::Face {
   // (a growth child's repetitions, inside its window) allocates nothing:
   // its name fits the buffer ended() kept, and try_emplace() finds it.
   void started(const harness::TestCase& test) {
-    current_ = test.name;
+    failures_.set_current(test.name);
     names_.try_emplace(test.name, test.suite, test.test);
   }
-  void ended() { current_.clear(); }
-  int failures() const noexcept { return failures_; }
+  void ended() noexcept { failures_.clear_current(); }
+  int failures() const noexcept { return failures_.count(); }
 
  private:
   std::vector<std::string> selecting_arguments_;
   std::map<std::string, std::pair<std::string, std::string>> names_;  // name -> (suite, test case)
-  std::string current_;
-  int failures_ = 0;
+  harness::PrintedFailures failures_;
 };
 
 // What outlives each Context::run(): doctest makes its listeners anew for

@@ -71,6 +71,25 @@ struct Shard {
   int total = 1;
 };
 
+/// The failures of a framework that cannot fail a test after it ended
+/// (Catch2, doctest): Face::add_failure() prints each where a compiler puts
+/// one ("file:line: FAILED (heapgate) <test>:"), and the run's exit status
+/// counts them.
+class PrintedFailures {
+ public:
+  /// The test failures are charged to. An assignment, not a fresh string:
+  /// called inside a window, a name that fits the kept buffer allocates nothing.
+  void set_current(const std::string& name) { current_ = name; }
+  /// No test is current; the buffer is kept for the next name.
+  void clear_current() noexcept { current_.clear(); }
+  void add(const std::string& file, int line, const std::string& text);
+  int count() const noexcept { return count_; }
+
+ private:
+  std::string current_;
+  int count_ = 0;
+};
+
 /// What the engine asks of a test framework. One object a process, owned by
 /// the face and alive while its TestEngine is; the engine calls it from the
 /// thread that runs the tests.
