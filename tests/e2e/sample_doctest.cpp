@@ -12,39 +12,9 @@
 #include <vector>
 
 #include "heapgate/doctest.h"
+#include "sample_workload.h"
 
-namespace {
-
-void escape(void* p) { asm volatile("" : : "g"(p) : "memory"); }
-
-__attribute__((noinline)) void allocate_and_free(int count, std::size_t size) {
-  for (int i = 0; i < count; ++i) {
-    void* p = std::malloc(size);
-    escape(p);
-    std::free(p);
-  }
-}
-
-__attribute__((noinline)) void leak_three_blocks() {
-  for (int i = 0; i < 3; ++i) escape(std::malloc(96));
-}
-
-// The planted regression allocates at a line of its own, which the
-// regression's explanation must name.
-__attribute__((noinline)) void planted_extra(int count) {
-  for (int i = 0; i < count; ++i) {
-    void* p = std::malloc(256);
-    escape(p);
-    std::free(p);
-  }
-}
-
-int extra_allocations() {
-  const char* extra = std::getenv("SAMPLE_EXTRA");
-  return extra != nullptr ? std::atoi(extra) : 0;
-}
-
-}  // namespace
+using namespace sample_workload;  // the workload of both sample suites
 
 TEST_CASE("clean, with a comma * and a star") {
   allocate_and_free(10, 64);
