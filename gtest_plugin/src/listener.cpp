@@ -56,8 +56,8 @@ class Listener : public ::testing::EmptyTestEventListener {
 void install_listener(const Options& options) {
   // GoogleTest's random seed is the clock's unless one is given
   // (--gtest_random_seed, GTEST_RANDOM_SEED), and suites seed their test data
-  // from it (UnitTest::random_seed(): LevelDB's randomized tests write
-  // different keys each run, and allocate differently). A measured run pins
+  // from it (UnitTest::random_seed(): randomized tests write different keys
+  // each run, and allocate differently). A measured run pins
   // it, so the same binary makes the same calls every run; RUN_ALL_TESTS
   // reads the flag after this, and the re-run children pin the same seed.
   if (options.mode != Mode::off && HEAPGATE_GTEST_FLAG(random_seed) == 0) {

@@ -35,6 +35,9 @@ std::vector<StackSample> summarize_profile(const std::string& profile_path, Prof
   if (!profile) return {};
   // The profile is kept beside the report: keep what its addresses mean now,
   // so a later `heapgate diff` after a rebuild still reads it right.
+  // Best effort: without a sidecar the profile still reads until the binary is
+  // rebuilt, and after that is refused with the fix (prepare_symbols(),
+  // heapgate/symbols_sidecar.h), never misread.
   (void)write_symbols_sidecar(profile_path, *profile, normalizer.symbolizer());
   return summarize_profile(*profile, normalizer, limit, all_call_sites);
 }

@@ -22,8 +22,8 @@ namespace heapgate::harness {
 /// How long recording a baseline may spend on its call sites (one exact run
 /// of the recorded tests): this many times the suite run's own time, and at
 /// least kCallSitesMinimumSeconds. An exact run with its symbolizing costs
-/// 2-3x the suite's time (an HTTP library's suite, yaml-cpp's); the budget
-/// only stops a child that hangs.
+/// 2-3x the suite's time on the suites measured (bench/real_suites); the
+/// budget only stops a child that hangs.
 inline constexpr int kCallSitesBudgetFactor = 10;
 inline constexpr int kCallSitesMinimumSeconds = 60;
 

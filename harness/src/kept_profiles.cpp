@@ -85,7 +85,12 @@ void ProfileKeeper::keep(TestRecord& record, const std::string& own_profile) {
     }
     std::error_code ec;
     if (std::filesystem::exists(symbols_sidecar_path(profile), ec)) {
-      (void)move_file(symbols_sidecar_path(profile), symbols_sidecar_path(to), why);
+      // Without its sidecar the kept profile reads until the binary is rebuilt,
+      // then is refused with the fix (prepare_symbols()); said here, once.
+      if (!move_file(symbols_sidecar_path(profile), symbols_sidecar_path(to), why)) {
+        std::fprintf(stderr, "heapgate: %s: cannot keep the symbols of %s's heap profile: %s\n", to.c_str(),
+                     record.name.c_str(), why.c_str());
+      }
     }
     kept.push_back(to);
   }

@@ -152,8 +152,8 @@ void SuiteRun::judge(TestRecord record, std::uint32_t counting_window) {
   // A gated run: live blocks beyond the baseline's, while threads other than
   // the test's and heapgate's watchdog are alive, may be theirs to free. A pool's
   // worker that drops the test's last reference just after the test returned
-  // frees it a moment later (dispenso's exception tests: two blocks live at
-  // the end in some runs, none in others). Judged after the last test, from
+  // frees it a moment later (two blocks live at the end in some runs, none in
+  // others). Judged after the last test, from
   // what was freed by then; frees between tests are followed too.
   if (counting_window != 0 && !accepting() && record.mode == Mode::counters &&
       live_beyond_baseline(observation, baseline_entry(record.name)) && process_threads() > 1 + guard_threads()) {
@@ -228,6 +228,7 @@ void SuiteRun::finish_interrupted(TestRecord record) {
   std::fprintf(stderr, "heapgate: %s: %s\n", record.name.c_str(), record.message.c_str());
   ReportWriter* report = run_.report();
   if (report == nullptr) return;
+  // A journal that cannot be written keeps its error; finish() reports it.
   (void)report->add(std::move(record));
   if (auto done = report->finish(/*complete=*/false); !done) run_.say_report_error(done.error().message());
 }
@@ -241,6 +242,7 @@ void SuiteRun::end() {
   if (report != nullptr && !baseline_path_.empty() && baseline_.exists && whole_suite_ran(run_.face())) {
     // Baseline entries of tests that no longer exist: reported, not failed,
     // so a removed test is noticed and its entry can be dropped on review.
+    // (add()'s error is kept and reported by finish().)
     for (TestRecord& missing : missing_tests(records_, baseline_)) (void)report->add(std::move(missing));
   }
   using Clock = std::chrono::steady_clock;

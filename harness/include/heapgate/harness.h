@@ -97,8 +97,8 @@ struct Options {
   /// default none): tests `measure_alone` leaves out. `heapgate run
   /// --calibrate` names those its earlier runs showed to follow timing: only
   /// their leaks are gated, so a run alone would tell nothing, and such a
-  /// test works for as long as it is given (LevelDB's 40 s
-  /// DBTest.MultiThreaded, twice over in a fresh process).
+  /// test works for as long as it is given (40 s, twice over in a fresh
+  /// process, on one suite measured).
   std::string measure_alone_skip;
   /// `--heapgate_learn_spread` (default true): a run that records a baseline
   /// runs the tests other threads allocated in a few times more, for their
