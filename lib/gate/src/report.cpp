@@ -73,8 +73,8 @@ bool operator==(const TestRecord& a, const TestRecord& b) noexcept {
          a.setup_residue == b.setup_residue && a.released_later == b.released_later &&
          a.not_measured == b.not_measured && a.standard_errors == b.standard_errors &&
          a.call_sites_complete == b.call_sites_complete && a.other_threads == b.other_threads && a.alone == b.alone &&
-         a.interrupted == b.interrupted && a.confirmations == b.confirmations && a.leaks_checked == b.leaks_checked &&
-         a.suppressed == b.suppressed;
+         a.interrupted == b.interrupted && a.confirmations == b.confirmations && a.samples == b.samples &&
+         a.leaks_checked == b.leaks_checked && a.suppressed == b.suppressed;
 }
 
 bool operator==(const SuppressedLeak& a, const SuppressedLeak& b) noexcept {

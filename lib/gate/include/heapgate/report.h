@@ -236,7 +236,8 @@ struct TestRecord {
   bool legacy_evidence = false;
 };
 
-/// Field-by-field equality (doubles compare exactly: JSON round trips are exact).
+/// Field-by-field equality of what a report keeps (doubles compare exactly:
+/// JSON round trips are exact); `legacy_evidence`, never written, is left out.
 bool operator==(const TestRecord& a, const TestRecord& b) noexcept;
 bool operator!=(const TestRecord& a, const TestRecord& b) noexcept;
 
