@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `heapgate run`: runs GoogleTest binaries linked with heapgate's plugin
+// `heapgate run`: runs test binaries linked with a heapgate face
 // under the allocator settings of the mode, sharded over N processes
 // (run_shards.cpp), shows progress, merges the shard reports, judges and
 // prints the summary. What it runs: run_targets.cpp; interruptions:
@@ -100,7 +100,7 @@ int run_all(const RunOptions& options, std::vector<Report>* measured) {
     if (options.command.empty()) {
       // The usage style of the command line's own errors ("heapgate run: ..."), not "heapgate: heapgate run: ...".
       std::fprintf(stderr,
-                   "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], "
+                   "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [TEST_ARGS...], "
                    "or --ctest-dir DIR\n");
       return exit_status(GateExit::usage);
     }
@@ -219,8 +219,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand(
       "run",
-      "Run GoogleTest binaries linked with heapgate::gtest_main under the gate: exact allocation counts per test,\n"
-      "compared with the baselines; sharded over --jobs processes; reports merged into --report.");
+      "Run test binaries linked with heapgate's GoogleTest, Catch2 or doctest main under the gate: exact allocation\n"
+      "counts per test, compared with the baselines; GoogleTest binaries sharded over --jobs processes; reports\n"
+      "merged into --report.");
   run->add_option("--mode", options->mode, "How tests are measured")
       ->check(parsed_by(parse_mode, "MODE"))
       ->capture_default_str();
@@ -260,7 +261,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   run->add_option("--progress", options->progress, "auto: a live line on a terminal, plain lines otherwise")
       ->check(CLI::IsMember({"auto", "tty", "plain", "none"}))
       ->capture_default_str();
-  run->add_option("command", options->command, "-- TEST_BINARY [GTEST_ARGS...]");
+  run->add_option("command", options->command, "-- TEST_BINARY [TEST_ARGS...]");
   run->footer(
       "The binary is started with LD_PRELOAD of the system's libjemalloc.so.2 when its dynamic section does not\n"
       "need jemalloc and it does not define mallctl itself; exact and sampled modes set MALLOC_CONF.\n" +

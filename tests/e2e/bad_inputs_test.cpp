@@ -319,7 +319,7 @@ TEST_F(BadInputs, BI18_BadProgress) {
 
 TEST_F(BadInputs, BI19_RunWithoutTestBinary) {
   expect_refused(heapgate_cli({"run"}), 2,
-                 "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [GTEST_ARGS...], or --c"
+                 "heapgate run: no test binary; fix: heapgate run [OPTIONS] -- TEST_BINARY [TEST_ARGS...], or --c"
                  "test-dir DIR");
 }
 
