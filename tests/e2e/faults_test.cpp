@@ -36,12 +36,7 @@ namespace fs = std::filesystem;
 constexpr int kIncomplete = exit_status(GateExit::incomplete);
 constexpr int kUsage = exit_status(GateExit::usage);
 
-const TestRecord* find(const Report& report, const std::string& name) {
-  for (const auto& record : report.tests) {
-    if (record.name == name) return &record;
-  }
-  return nullptr;
-}
+using testing::find_record;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -161,10 +156,10 @@ class Faults : public ::testing::Test {
     EXPECT_TRUE(report) << (report ? "" : report.error().message());
     if (!report) return {};
     EXPECT_FALSE(report->run.complete);
-    EXPECT_NE(find(*report, "Faults.First"), nullptr);
-    EXPECT_NE(find(*report, "Faults.Second"), nullptr);
-    EXPECT_EQ(find(*report, "Faults.Later"), nullptr);
-    const TestRecord* trigger = find(*report, "Faults.Trigger");
+    EXPECT_NE(find_record(*report, "Faults.First"), nullptr);
+    EXPECT_NE(find_record(*report, "Faults.Second"), nullptr);
+    EXPECT_EQ(find_record(*report, "Faults.Later"), nullptr);
+    const TestRecord* trigger = find_record(*report, "Faults.Trigger");
     EXPECT_NE(trigger, nullptr);
     if (trigger != nullptr) {
       EXPECT_EQ(trigger->interrupted, how) << trigger->message;
@@ -252,8 +247,8 @@ TEST_F(Faults, F06_ATestSegfaults) {
   EXPECT_TRUE(contains(direct.stderr_text, "Faults.Trigger: crashed")) << direct.stderr_text;
   auto journal = read_report(report_ + "/fault_suite.json");  // the journal, read as the report
   ASSERT_TRUE(journal) << journal.error().message();
-  ASSERT_NE(find(*journal, "Faults.Trigger"), nullptr);
-  EXPECT_TRUE(contains(find(*journal, "Faults.Trigger")->message, "SIGSEGV"));
+  ASSERT_NE(find_record(*journal, "Faults.Trigger"), nullptr);
+  EXPECT_TRUE(contains(find_record(*journal, "Faults.Trigger")->message, "SIGSEGV"));
   auto run = cli(run_args(), {"HEAPGATE_FAULT=segv"});
   EXPECT_EQ(run.exit_code, kIncomplete) << run.stderr_text;
   expect_interrupted_report(Interruption::crashed);
@@ -292,7 +287,7 @@ TEST_F(Faults, F09_ATestHangs) {
   EXPECT_FALSE(direct.timed_out);
   EXPECT_EQ(direct.exit_code, kIncomplete) << direct.stderr_text;
   const Report report = expect_interrupted_report(Interruption::hung);
-  const TestRecord* hung = find(report, "Faults.Trigger");
+  const TestRecord* hung = find_record(report, "Faults.Trigger");
   ASSERT_NE(hung, nullptr);
   // The test's thread and the two it started, each waiting in the same function.
   std::size_t waiting = 0;
@@ -314,8 +309,8 @@ TEST_F(Faults, F10_RunTimeoutStopsAHungBinary) {
   EXPECT_EQ(run.exit_code, kIncomplete) << run.stderr_text;
   EXPECT_TRUE(contains(run.stderr_text, "timed out after 3 s")) << run.stderr_text;
   const Report report = expect_interrupted_report(Interruption::hung);
-  EXPECT_TRUE(contains(find(report, "Faults.Trigger")->message, "--timeout of 3 s"))
-      << find(report, "Faults.Trigger")->message;
+  EXPECT_TRUE(contains(find_record(report, "Faults.Trigger")->message, "--timeout of 3 s"))
+      << find_record(report, "Faults.Trigger")->message;
   expect_baseline(before);
 }
 

@@ -72,12 +72,7 @@ SuiteRun run_suite(const Framework& framework, const std::string& report_dir, co
   return run;
 }
 
-const TestRecord* find(const Report& report, const std::string& name) {
-  for (const auto& t : report.tests) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
+using testing::find_record;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -115,16 +110,16 @@ TEST_P(FrameworkFaces, CleanThreadedAndSectionedTestsPassAndEachRunsAloneByItsNa
   // The test's own allocations, whatever its place in the run: the
   // framework's own blocks are not counted (Catch2's copies of a name too
   // long for the small-string buffer are, the same in every run).
-  const TestRecord* counted = find(run.report, "counted");
+  const TestRecord* counted = find_record(run.report, "counted");
   ASSERT_NE(counted, nullptr);
   EXPECT_EQ(counted->metrics.allocations, 7u);
   EXPECT_EQ(counted->alone->allocations, 7u);
-  const TestRecord* clean = find(run.report, fw.clean_name);
+  const TestRecord* clean = find_record(run.report, fw.clean_name);
   ASSERT_NE(clean, nullptr);
   EXPECT_GE(clean->metrics.allocations, 10u);
   EXPECT_EQ(clean->metrics.live_allocations, 0u);
   EXPECT_EQ(clean->alone->allocations, clean->metrics.allocations);
-  const TestRecord* threaded = find(run.report, "threaded");
+  const TestRecord* threaded = find_record(run.report, "threaded");
   ASSERT_NE(threaded, nullptr);
   EXPECT_GE(threaded->metrics.allocations, 100u);
 }
@@ -132,7 +127,7 @@ TEST_P(FrameworkFaces, CleanThreadedAndSectionedTestsPassAndEachRunsAloneByItsNa
 TEST_P(FrameworkFaces, ALeakFailsTheRunAndIsNamedByItsLine) {
   SuiteRun run = run_suite(GetParam(), dir_, {"leaks"});
   EXPECT_NE(run.exit_code, 0) << run.output;
-  const TestRecord* leak = find(run.report, "leaks");
+  const TestRecord* leak = find_record(run.report, "leaks");
   ASSERT_NE(leak, nullptr) << run.output;
   EXPECT_EQ(leak->verdict, Verdict::leaked) << leak->message;
   EXPECT_EQ(leak->metrics.live_allocations, 3u);
@@ -144,7 +139,7 @@ TEST_P(FrameworkFaces, ALeakFailsTheRunAndIsNamedByItsLine) {
 TEST_P(FrameworkFaces, AFailedAssertionIsTheTestsFailureNotAlsoALeak) {
   SuiteRun run = run_suite(GetParam(), dir_, {"fails its own assertion"});
   EXPECT_NE(run.exit_code, 0) << run.output;
-  const TestRecord* failed = find(run.report, "fails its own assertion");
+  const TestRecord* failed = find_record(run.report, "fails its own assertion");
   ASSERT_NE(failed, nullptr) << run.output;
   EXPECT_TRUE(failed->gtest_failed);
   EXPECT_EQ(failed->verdict, Verdict::pass) << failed->message;
@@ -154,7 +149,7 @@ TEST_P(FrameworkFaces, AFailedAssertionIsTheTestsFailureNotAlsoALeak) {
 TEST_P(FrameworkFaces, ABudgetInTestCodeFailsTheTest) {
   SuiteRun run = run_suite(GetParam(), dir_, {"over budget"});
   EXPECT_NE(run.exit_code, 0) << run.output;
-  const TestRecord* over = find(run.report, "over budget");
+  const TestRecord* over = find_record(run.report, "over budget");
   ASSERT_NE(over, nullptr) << run.output;
   EXPECT_EQ(over->verdict, Verdict::over_budget) << over->message;
   EXPECT_TRUE(contains(run.output, "over the budget of 5")) << run.output;
@@ -169,7 +164,7 @@ TEST_P(FrameworkFaces, ARegressionAgainstTheBaselineIsNamedByItsLineAndACleanRun
 
   SuiteRun regressed = run_suite(GetParam(), dir_ + "/r2", {"counted"}, {flag}, {"SAMPLE_EXTRA=3"});
   EXPECT_NE(regressed.exit_code, 0) << regressed.output;
-  const TestRecord* counted = find(regressed.report, "counted");
+  const TestRecord* counted = find_record(regressed.report, "counted");
   ASSERT_NE(counted, nullptr) << regressed.output;
   EXPECT_EQ(counted->verdict, Verdict::regressed) << counted->message;
   EXPECT_EQ(counted->metrics.allocations, 10u);
@@ -177,7 +172,7 @@ TEST_P(FrameworkFaces, ARegressionAgainstTheBaselineIsNamedByItsLineAndACleanRun
 
   SuiteRun again = run_suite(GetParam(), dir_ + "/r3", {"counted"}, {flag});
   EXPECT_EQ(again.exit_code, 0) << again.output;
-  const TestRecord* same = find(again.report, "counted");
+  const TestRecord* same = find_record(again.report, "counted");
   ASSERT_NE(same, nullptr) << again.output;
   EXPECT_EQ(same->verdict, Verdict::pass) << same->message;
 }
@@ -188,7 +183,7 @@ TEST(DoctestFace, ATestCaseInATestSuiteIsNamedSuiteDotNameAndRunsAloneByBoth) {
   const std::string dir = testing::make_temp_dir();
   SuiteRun run = run_suite(kDoctest, dir, {"in a suite"}, {"--heapgate_measure_alone"});
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  const TestRecord* test = find(run.report, "parser.in a suite");
+  const TestRecord* test = find_record(run.report, "parser.in a suite");
   ASSERT_NE(test, nullptr) << run.output;
   EXPECT_EQ(test->suite, "parser");
   EXPECT_EQ(test->metrics.allocations, 4u);

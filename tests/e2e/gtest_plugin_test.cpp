@@ -61,12 +61,7 @@ SuiteRun run_suite(const std::string& binary, const std::string& report_dir, std
   return run;
 }
 
-const TestRecord* find(const Report& report, const std::string& name) {
-  for (const auto& t : report.tests) {
-    if (t.name == name) return &t;
-  }
-  return nullptr;
-}
+using testing::find_record;
 
 bool any_frame_contains(const TestRecord& t, const std::string& text) {
   for (const auto& s : t.stacks) {
@@ -95,31 +90,31 @@ TEST_F(GtestPlugin, CountersModeMeasuresEveryTestExactly) {
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.report.run.mode, Mode::counters);
-  const TestRecord* clean = find(run.report, "Sample.Clean");
+  const TestRecord* clean = find_record(run.report, "Sample.Clean");
   ASSERT_NE(clean, nullptr) << run.output;
   EXPECT_EQ(clean->verdict, Verdict::pass);
   EXPECT_EQ(clean->metrics.allocations, 10u);
   EXPECT_EQ(clean->metrics.allocated_bytes, 640u);
   EXPECT_EQ(clean->metrics.live_allocations, 0u);
-  const TestRecord* counted = find(run.report, "Sample.Counted");
+  const TestRecord* counted = find_record(run.report, "Sample.Counted");
   ASSERT_NE(counted, nullptr);
   EXPECT_EQ(counted->metrics.allocations, 7u);
   EXPECT_EQ(counted->metrics.allocated_bytes, 7u * 128);
   EXPECT_EQ(counted->metrics.peak_bytes, 128u);
-  const TestRecord* threads = find(run.report, "Sample.Threads");
+  const TestRecord* threads = find_record(run.report, "Sample.Threads");
   ASSERT_NE(threads, nullptr);
   // 4 threads x 25 blocks, plus what std::thread and glibc allocate per thread.
   EXPECT_GE(threads->metrics.allocations, 100u);
   // glibc keeps a thread's TLS block with its cached stack for the next thread:
   // live after the test, but only the first time, so not a leak.
   EXPECT_EQ(threads->verdict, Verdict::pass) << threads->message;
-  const TestRecord* param = find(run.report, "Counts/SampleParam.AllocatesParamTimes/2");
+  const TestRecord* param = find_record(run.report, "Counts/SampleParam.AllocatesParamTimes/2");
   ASSERT_NE(param, nullptr);
   EXPECT_EQ(param->metrics.allocations, 3u);
-  ASSERT_NE(find(run.report, "SampleTyped/0.AllocatesOneArray"), nullptr);
-  ASSERT_NE(find(run.report, "SampleTyped/1.AllocatesOneArray"), nullptr);
+  ASSERT_NE(find_record(run.report, "SampleTyped/0.AllocatesOneArray"), nullptr);
+  ASSERT_NE(find_record(run.report, "SampleTyped/1.AllocatesOneArray"), nullptr);
   // 100 ints = 400 B, served from jemalloc's 448 B size class.
-  EXPECT_EQ(find(run.report, "SampleTyped/1.AllocatesOneArray")->metrics.allocated_bytes, 448u);
+  EXPECT_EQ(find_record(run.report, "SampleTyped/1.AllocatesOneArray")->metrics.allocated_bytes, 448u);
 }
 
 // GoogleTest's own elapsed time counts whole milliseconds, 0 for tests like
@@ -146,21 +141,21 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
                            {"--gtest_filter=Sample.LazyStatic:Sample.ReplacesGlobal:Sample.Leaks:Sample.AllowedLeak"});
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  const TestRecord* lazy = find(run.report, "Sample.LazyStatic");
+  const TestRecord* lazy = find_record(run.report, "Sample.LazyStatic");
   ASSERT_NE(lazy, nullptr);
   EXPECT_EQ(lazy->verdict, Verdict::pass) << lazy->message;
   EXPECT_NE(lazy->message.find("one-time initialization"), std::string::npos) << lazy->message;
   // A replaced global (a string: two blocks) stays live after every run, but
   // never more of it: the rule "what a second run leaves" called this a
   // leak; growth does not.
-  const TestRecord* replaced = find(run.report, "Sample.ReplacesGlobal");
+  const TestRecord* replaced = find_record(run.report, "Sample.ReplacesGlobal");
   ASSERT_NE(replaced, nullptr);
   EXPECT_EQ(replaced->verdict, Verdict::pass) << replaced->message;
   // Two runs tell: the second left no more than the first, so the series
   // cannot grow at every step, and the child stops there.
   EXPECT_EQ(replaced->growth.live_allocations, (std::vector<std::uint64_t>{2, 2})) << replaced->message;
   EXPECT_NE(replaced->message.find("do not grow when the test repeats"), std::string::npos) << replaced->message;
-  const TestRecord* leak = find(run.report, "Sample.Leaks");
+  const TestRecord* leak = find_record(run.report, "Sample.Leaks");
   ASSERT_NE(leak, nullptr);
   EXPECT_EQ(leak->verdict, Verdict::leaked);
   EXPECT_EQ(leak->metrics.live_allocations, 3u);
@@ -181,7 +176,7 @@ TEST_F(GtestPlugin, LazyStaticIsNotALeakButARealLeakIsNamed) {
   // The failure is the test's own gtest failure, with the stack in it.
   EXPECT_NE(run.output.find("[  FAILED  ] Sample.Leaks"), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("leak_three_blocks"), std::string::npos) << run.output;
-  EXPECT_EQ(find(run.report, "Sample.AllowedLeak")->verdict, Verdict::pass);
+  EXPECT_EQ(find_record(run.report, "Sample.AllowedLeak")->verdict, Verdict::pass);
 }
 
 // Without the allocation hooks only the calling thread's bytes are read: the
@@ -194,7 +189,7 @@ TEST_F(GtestPlugin, MetricsTheHooksOffFallbackCannotMeasureAreAbsentAndSaidSo) {
                 {"HEAPGATE_HOOKS=off"});
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  const TestRecord* counted = find(run.report, "Sample.Counted");
+  const TestRecord* counted = find_record(run.report, "Sample.Counted");
   ASSERT_NE(counted, nullptr);
   const std::vector<MetricName> absent{MetricName::allocations, MetricName::live_allocations, MetricName::peak_bytes};
   EXPECT_EQ(counted->not_measured, absent);
@@ -221,7 +216,7 @@ TEST_F(GtestPlugin, MetricsTheHooksOffFallbackCannotMeasureAreAbsentAndSaidSo) {
   SuiteRun hooked =
       run_suite("sample_suite", dir_ + "/r2", {"--gtest_filter=Sample.Counted", "--heapgate_baselines=" + baselines});
   ASSERT_TRUE(hooked.has_report);
-  const TestRecord* again = find(hooked.report, "Sample.Counted");
+  const TestRecord* again = find_record(hooked.report, "Sample.Counted");
   ASSERT_NE(again, nullptr);
   for (const MetricDelta& d : again->deltas) {
     EXPECT_TRUE(is_measured(absent, d.metric)) << to_string(d.metric) << " compared against a count never measured";
@@ -238,14 +233,14 @@ TEST_F(GtestPlugin, FirstRunTellsHeldBlocksFromLeaksWithoutRepeatingHeldOnes) {
       {"--gtest_filter=Sample.ReplacesGlobal:Sample.ClearsGlobal:Sample.Leaks", "--heapgate_baselines=" + baselines});
   ASSERT_TRUE(first.has_report);
   EXPECT_NE(first.exit_code, 0) << first.output;
-  const TestRecord* held = find(first.report, "Sample.ReplacesGlobal");
+  const TestRecord* held = find_record(first.report, "Sample.ReplacesGlobal");
   ASSERT_NE(held, nullptr);
   EXPECT_EQ(held->verdict, Verdict::new_test) << held->message;
   EXPECT_TRUE(held->released_later) << held->message;
   EXPECT_TRUE(held->setup_residue);
   EXPECT_TRUE(held->growth.empty()) << "repeated although later tests freed its blocks";
   EXPECT_NE(held->message.find("held, not leaked: 2 blocks"), std::string::npos) << held->message;
-  const TestRecord* leak = find(first.report, "Sample.Leaks");
+  const TestRecord* leak = find_record(first.report, "Sample.Leaks");
   ASSERT_NE(leak, nullptr);
   EXPECT_EQ(leak->verdict, Verdict::leaked) << leak->message;
   EXPECT_FALSE(leak->released_later);
@@ -281,7 +276,7 @@ TEST_F(GtestPlugin, SetupResidueIsRecordedOnceAndNotRepeatedAfterwards) {
   SuiteRun second = run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines});
   ASSERT_TRUE(second.has_report);
   EXPECT_EQ(second.exit_code, 0) << second.output;
-  const TestRecord* replaced = find(second.report, "Sample.ReplacesGlobal");
+  const TestRecord* replaced = find_record(second.report, "Sample.ReplacesGlobal");
   ASSERT_NE(replaced, nullptr);
   EXPECT_EQ(replaced->verdict, Verdict::pass) << replaced->message;
   EXPECT_TRUE(replaced->growth.empty()) << "not repeated: " << replaced->message;
@@ -296,14 +291,14 @@ TEST_F(GtestPlugin, BudgetsTakeUnitsAndScopedBudgetsJudgeOneBlock) {
   };
   SuiteRun within = one("SizeWithUnitsWithin");
   EXPECT_EQ(within.exit_code, 0) << within.output;
-  const TestRecord* w = find(within.report, "Budget.SizeWithUnitsWithin");
+  const TestRecord* w = find_record(within.report, "Budget.SizeWithUnitsWithin");
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->budgets.at("allocated_bytes"), 1024u);
   EXPECT_EQ(w->budgets.at("allocations"), 3u);
 
   SuiteRun over = one("SizeWithUnitsOver");
   EXPECT_EQ(over.exit_code, 1) << over.output;
-  EXPECT_EQ(find(over.report, "Budget.SizeWithUnitsOver")->verdict, Verdict::over_budget);
+  EXPECT_EQ(find_record(over.report, "Budget.SizeWithUnitsOver")->verdict, Verdict::over_budget);
   EXPECT_NE(over.output.find("allocated_bytes 192 over the budget of 100 (+92)"), std::string::npos) << over.output;
 
   SuiteRun malformed = one("MalformedSizeFails");
@@ -341,8 +336,8 @@ TEST_F(GtestPlugin, ABaselineFromAnotherEnvironmentIsNamed) {
   EXPECT_EQ(changed.exit_code, 1) << changed.output;
   const std::string said = "the baseline was recorded in another environment: compiler gcc 1.0 → " + compiler;
   EXPECT_NE(changed.output.find(said + " (--heapgate_fingerprint=warn)"), std::string::npos) << changed.output;
-  EXPECT_NE(find(changed.report, "Sample.Counted")->message.find("note: " + said), std::string::npos)
-      << find(changed.report, "Sample.Counted")->message;
+  EXPECT_NE(find_record(changed.report, "Sample.Counted")->message.find("note: " + said), std::string::npos)
+      << find_record(changed.report, "Sample.Counted")->message;
 
   SuiteRun warned = run_suite("sample_suite", dir_ + "/r3", {filter, "--heapgate_baselines=" + baselines});
   EXPECT_EQ(warned.exit_code, 0) << warned.output;
@@ -382,8 +377,8 @@ TEST_F(GtestPlugin, AGatedRunLeavesNothingInTmpdirAndKeepsTheProfilesItsReportNa
     ASSERT_TRUE(run.has_report);
     EXPECT_EQ(run.exit_code, 1) << run.output;
     EXPECT_EQ(entries_of(tmp), std::vector<std::string>{}) << run.output;
-    const TestRecord* leak = find(run.report, "Sample.Leaks");
-    const TestRecord* over = find(run.report, "Sample.OverBudget");
+    const TestRecord* leak = find_record(run.report, "Sample.Leaks");
+    const TestRecord* over = find_record(run.report, "Sample.OverBudget");
     ASSERT_NE(leak, nullptr);
     ASSERT_NE(over, nullptr);
     EXPECT_EQ(leak->verdict, Verdict::leaked);
@@ -451,7 +446,7 @@ TEST_F(GtestPlugin, AFailedAssertionIsNotAlsoALeak) {
   SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.AssertionFails"});
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 1);
-  const TestRecord* failed = find(run.report, "Sample.AssertionFails");
+  const TestRecord* failed = find_record(run.report, "Sample.AssertionFails");
   ASSERT_NE(failed, nullptr);
   EXPECT_TRUE(failed->gtest_failed);
   EXPECT_EQ(failed->verdict, Verdict::pass) << failed->message;
@@ -462,13 +457,13 @@ TEST_F(GtestPlugin, BudgetsFailWithValueLimitAndStacks) {
   SuiteRun run = run_suite("sample_suite", dir_, {"--gtest_filter=Sample.OverBudget:Sample.WithinBudget"});
   ASSERT_TRUE(run.has_report);
   EXPECT_EQ(run.exit_code, 1);
-  const TestRecord* over = find(run.report, "Sample.OverBudget");
+  const TestRecord* over = find_record(run.report, "Sample.OverBudget");
   ASSERT_NE(over, nullptr);
   EXPECT_EQ(over->verdict, Verdict::over_budget);
   EXPECT_EQ(over->budgets.at("allocations"), 5u);
   EXPECT_NE(over->message.find("allocations 10 over the budget of 5 (+5)"), std::string::npos) << over->message;
   EXPECT_TRUE(any_frame_contains(*over, "allocate_and_free")) << over->message;
-  EXPECT_EQ(find(run.report, "Sample.WithinBudget")->verdict, Verdict::pass);
+  EXPECT_EQ(find_record(run.report, "Sample.WithinBudget")->verdict, Verdict::pass);
 }
 
 TEST_F(GtestPlugin, ExactModeAgreesWithCounters) {
@@ -478,7 +473,7 @@ TEST_F(GtestPlugin, ExactModeAgreesWithCounters) {
   EXPECT_EQ(exact.report.run.mode, Mode::exact) << exact.output;
   ASSERT_EQ(counters.report.tests.size(), exact.report.tests.size());
   for (const auto& c : counters.report.tests) {
-    const TestRecord* e = find(exact.report, c.name);
+    const TestRecord* e = find_record(exact.report, c.name);
     ASSERT_NE(e, nullptr) << c.name;
     if (c.name == "Sample.Threads") continue;  // thread start-up may differ in glibc's TLS caching
     EXPECT_EQ(c.metrics.allocations, e->metrics.allocations) << c.name;
@@ -561,10 +556,10 @@ TEST_F(GtestPlugin, ACrashKeepsTheTestsThatFinished) {
   ASSERT_TRUE(report) << report.error().message();
   EXPECT_FALSE(report->run.complete);
   ASSERT_EQ(report->tests.size(), 3u);
-  EXPECT_NE(find(*report, "Sample.Clean"), nullptr);
-  EXPECT_NE(find(*report, "Sample.Counted"), nullptr);
+  EXPECT_NE(find_record(*report, "Sample.Clean"), nullptr);
+  EXPECT_NE(find_record(*report, "Sample.Counted"), nullptr);
   // The crashed test is named, by the line the plugin's signal handler wrote.
-  const TestRecord* crashed = find(*report, "Sample.CrashesOnRequest");
+  const TestRecord* crashed = find_record(*report, "Sample.CrashesOnRequest");
   ASSERT_NE(crashed, nullptr);
   EXPECT_EQ(crashed->interrupted, Interruption::crashed);
   EXPECT_NE(crashed->message.find("SIGABRT"), std::string::npos) << crashed->message;
@@ -596,28 +591,28 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
       run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(created.exit_code, 0) << created.output;
   ASSERT_TRUE(fs::exists(baselines + "/sample_suite.json"));
-  EXPECT_EQ(find(created.report, "Sample.Counted")->verdict, Verdict::new_test);
+  EXPECT_EQ(find_record(created.report, "Sample.Counted")->verdict, Verdict::new_test);
 
   SuiteRun same =
       run_suite("sample_suite", dir_ + "/r2", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(same.exit_code, 0) << same.output;
-  EXPECT_EQ(find(same.report, "Sample.Counted")->verdict, Verdict::pass);
+  EXPECT_EQ(find_record(same.report, "Sample.Counted")->verdict, Verdict::pass);
 
   SuiteRun regressed =
       run_suite("sample_suite", dir_ + "/r3", {filter, "--heapgate_baselines=" + baselines}, {"SAMPLE_EXTRA=5"});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
-  const TestRecord* r = find(regressed.report, "Sample.Counted");
+  const TestRecord* r = find_record(regressed.report, "Sample.Counted");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->verdict, Verdict::regressed);
   ASSERT_TRUE(r->baseline.has_value());
   EXPECT_EQ(r->baseline->allocations, 9u);
   EXPECT_EQ(r->metrics.allocations, 12u);
   EXPECT_NE(regressed.output.find("[  FAILED  ] Sample.Counted"), std::string::npos) << regressed.output;
-  EXPECT_EQ(find(regressed.report, "Sample.Clean")->verdict, Verdict::pass);
+  EXPECT_EQ(find_record(regressed.report, "Sample.Clean")->verdict, Verdict::pass);
 
   SuiteRun improved = run_suite("sample_suite", dir_ + "/r4", {filter, "--heapgate_baselines=" + baselines});
   EXPECT_EQ(improved.exit_code, 0) << improved.output;
-  EXPECT_EQ(find(improved.report, "Sample.Counted")->verdict, Verdict::improved);
+  EXPECT_EQ(find_record(improved.report, "Sample.Counted")->verdict, Verdict::improved);
 
   // A baseline entry whose test no longer runs is reported as missing (an unfiltered run only).
   {
@@ -626,10 +621,10 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
     baseline->tests["Sample.Removed"] = baseline->tests.at("Sample.Clean");
     ASSERT_TRUE(write_baseline(baselines + "/sample_suite.json", *baseline));
     SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {"--heapgate_baselines=" + baselines});
-    const TestRecord* removed = find(whole.report, "Sample.Removed");
+    const TestRecord* removed = find_record(whole.report, "Sample.Removed");
     ASSERT_NE(removed, nullptr) << whole.output;
     EXPECT_EQ(removed->verdict, Verdict::missing);
-    EXPECT_EQ(find(regressed.report, "Sample.Removed"), nullptr);
+    EXPECT_EQ(find_record(regressed.report, "Sample.Removed"), nullptr);
   }
 
   // Accepting the change rewrites the baseline; the next run passes.
@@ -637,7 +632,7 @@ TEST_F(GtestPlugin, BaselineCreatedThenRegressionAndImprovementDetected) {
                                 {filter, "--heapgate_baselines=" + baselines, "--heapgate_update_baselines"});
   EXPECT_EQ(accepted.exit_code, 0) << accepted.output;
   SuiteRun after = run_suite("sample_suite", dir_ + "/r6", {filter, "--heapgate_baselines=" + baselines});
-  EXPECT_EQ(find(after.report, "Sample.Counted")->verdict, Verdict::pass);
+  EXPECT_EQ(find_record(after.report, "Sample.Counted")->verdict, Verdict::pass);
 }
 
 // GoogleTest's seed is the clock's unless given; a measured run pins it, so
@@ -647,13 +642,13 @@ TEST_F(GtestPlugin, TheRandomSeedIsPinnedUnlessGiven) {
   constexpr std::uint64_t kPinnedCount = 2;  // 1 + heapgate::gtest::kPinnedRandomSeed (1) % 1000
   SuiteRun first = run_suite("sample_suite", dir_ + "/r1", {filter});
   SuiteRun second = run_suite("sample_suite", dir_ + "/r2", {filter});
-  ASSERT_NE(find(first.report, "Sample.SeededData"), nullptr) << first.output;
-  ASSERT_NE(find(second.report, "Sample.SeededData"), nullptr) << second.output;
-  EXPECT_EQ(find(first.report, "Sample.SeededData")->metrics.allocations, kPinnedCount);
-  EXPECT_EQ(find(second.report, "Sample.SeededData")->metrics.allocations, kPinnedCount);
+  ASSERT_NE(find_record(first.report, "Sample.SeededData"), nullptr) << first.output;
+  ASSERT_NE(find_record(second.report, "Sample.SeededData"), nullptr) << second.output;
+  EXPECT_EQ(find_record(first.report, "Sample.SeededData")->metrics.allocations, kPinnedCount);
+  EXPECT_EQ(find_record(second.report, "Sample.SeededData")->metrics.allocations, kPinnedCount);
   SuiteRun given = run_suite("sample_suite", dir_ + "/r3", {filter, "--gtest_random_seed=7"});
-  ASSERT_NE(find(given.report, "Sample.SeededData"), nullptr) << given.output;
-  EXPECT_EQ(find(given.report, "Sample.SeededData")->metrics.allocations, 8u);
+  ASSERT_NE(find_record(given.report, "Sample.SeededData"), nullptr) << given.output;
+  EXPECT_EQ(find_record(given.report, "Sample.SeededData")->metrics.allocations, 8u);
 }
 
 // A test that skips itself is in the report as skipped, never written to
@@ -663,7 +658,7 @@ TEST_F(GtestPlugin, ASkippedTestIsReportedSkippedAndItsBaselineEntryKept) {
   const std::string filter = "--gtest_filter=Sample.Clean:Sample.Skips";
   SuiteRun recorded = run_suite("sample_suite", dir_ + "/r1", {filter, "--heapgate_baselines=" + baselines});
   EXPECT_EQ(recorded.exit_code, 0) << recorded.output;
-  const TestRecord* skipped = find(recorded.report, "Sample.Skips");
+  const TestRecord* skipped = find_record(recorded.report, "Sample.Skips");
   ASSERT_NE(skipped, nullptr) << recorded.output;
   EXPECT_EQ(skipped->verdict, Verdict::skipped);
   EXPECT_NE(skipped->message.find("skipped on purpose"), std::string::npos) << skipped->message;
@@ -676,8 +671,8 @@ TEST_F(GtestPlugin, ASkippedTestIsReportedSkippedAndItsBaselineEntryKept) {
   baseline->tests["Sample.Skips"] = baseline->tests.at("Sample.Clean");
   ASSERT_TRUE(write_baseline(baselines + "/sample_suite.json", *baseline));
   SuiteRun whole = run_suite("sample_suite", dir_ + "/whole", {"--heapgate_baselines=" + baselines});
-  ASSERT_NE(find(whole.report, "Sample.Skips"), nullptr) << whole.output;
-  EXPECT_EQ(find(whole.report, "Sample.Skips")->verdict, Verdict::skipped);
+  ASSERT_NE(find_record(whole.report, "Sample.Skips"), nullptr) << whole.output;
+  EXPECT_EQ(find_record(whole.report, "Sample.Skips")->verdict, Verdict::skipped);
   SuiteRun updated = run_suite("sample_suite", dir_ + "/r2",
                                {filter, "--heapgate_baselines=" + baselines, "--heapgate_update_baselines"});
   EXPECT_EQ(updated.exit_code, 0) << updated.output;
@@ -699,7 +694,7 @@ TEST_F(GtestPlugin, ShardsMergeIntoTheUnshardedReport) {
   ASSERT_TRUE(merged) << merged.error().message();
   ASSERT_EQ(merged->tests.size(), whole.report.tests.size());
   for (const auto& t : whole.report.tests) {
-    const TestRecord* m = find(*merged, t.name);
+    const TestRecord* m = find_record(*merged, t.name);
     ASSERT_NE(m, nullptr) << t.name;
     if (t.name == "Sample.LazyStatic") continue;  // which test first builds the table depends on the order
     EXPECT_EQ(m->metrics.allocations, t.metrics.allocations) << t.name;
@@ -712,8 +707,8 @@ TEST_F(GtestPlugin, DeathTestChildDoesNotWriteTheReport) {
   ASSERT_TRUE(run.has_report) << run.output;
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.report.tests.size(), 2u);
-  EXPECT_NE(find(run.report, "SampleDeathTest.Dies"), nullptr);
-  EXPECT_NE(find(run.report, "Sample.Clean"), nullptr);
+  EXPECT_NE(find_record(run.report, "SampleDeathTest.Dies"), nullptr);
+  EXPECT_NE(find_record(run.report, "Sample.Clean"), nullptr);
 }
 
 TEST_F(GtestPlugin, BadFlagIsOneClearLineAndExitCode2) {

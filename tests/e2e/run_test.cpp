@@ -36,12 +36,7 @@ sys::ProcessResult heapgate_cli(std::vector<std::string> args, std::vector<std::
   return ran ? *ran : sys::ProcessResult{};
 }
 
-const TestRecord* find(const Report& report, const std::string& name) {
-  for (const auto& record : report.tests) {
-    if (record.name == name) return &record;
-  }
-  return nullptr;
-}
+using testing::find_record;
 
 class RunGate : public ::testing::Test {
  protected:
@@ -80,21 +75,21 @@ TEST_F(RunGate, FirstRunCreatesTheBaselineThenARegressionFailsAndAcceptRoundTrip
   EXPECT_NE(sites[0].function.find("allocate_and_free"), std::string::npos) << sites[0].function;
   EXPECT_EQ(sites[0].location.rfind("sample_suite.cpp:", 0), 0u) << sites[0].location;
   EXPECT_EQ(sites[0].allocations, 7u);
-  EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::new_test);
+  EXPECT_EQ(find_record(report(), "Sample.Counted")->verdict, Verdict::new_test);
   // Progress as plain lines when stderr is not a terminal.
   EXPECT_NE(first.stderr_text.find("heapgate: sample_suite: 8/8 tests, 0 failing"), std::string::npos)
       << first.stderr_text;
 
   auto second = run({});
   EXPECT_EQ(second.exit_code, 0) << second.stdout_text;
-  EXPECT_EQ(find(report(), "Sample.Counted")->verdict, Verdict::pass);
+  EXPECT_EQ(find_record(report(), "Sample.Counted")->verdict, Verdict::pass);
 
   // Two more allocations: the gate fails and says which test.
   auto regressed = run({}, {"SAMPLE_EXTRA=2"});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text;
   EXPECT_NE(regressed.stdout_text.find("regressed   Sample.Counted"), std::string::npos) << regressed.stdout_text;
   const Report judged = report();
-  const TestRecord* counted = find(judged, "Sample.Counted");
+  const TestRecord* counted = find_record(judged, "Sample.Counted");
   ASSERT_NE(counted, nullptr);
   EXPECT_EQ(counted->verdict, Verdict::regressed);
   // Explained as the change at its call site, not as the test's totals.
@@ -188,7 +183,7 @@ TEST_F(RunGate, LeakFailsTheGateWithTheStack) {
   auto r = heapgate_cli(args);
   EXPECT_EQ(r.exit_code, 1) << r.stdout_text;
   const Report saved = report();
-  const TestRecord* leaks = find(saved, "Sample.Leaks");
+  const TestRecord* leaks = find_record(saved, "Sample.Leaks");
   ASSERT_NE(leaks, nullptr);
   EXPECT_EQ(leaks->verdict, Verdict::leaked);
   ASSERT_FALSE(leaks->stacks.empty()) << leaks->message;
@@ -293,7 +288,7 @@ TEST_F(RunGate, KeptProfilesKeepTheirMeaningAfterARebuild) {
                            "--gtest_filter=Sample.Leaks"});
   EXPECT_EQ(ran.exit_code, 1) << ran.stdout_text << ran.stderr_text;
   const Report saved = report();
-  const TestRecord* leaks = find(saved, "Sample.Leaks");
+  const TestRecord* leaks = find_record(saved, "Sample.Leaks");
   ASSERT_NE(leaks, nullptr);
   ASSERT_FALSE(leaks->profiles.empty());
   const std::string profile = report_ + "/" + leaks->profiles.front();
@@ -322,7 +317,7 @@ TEST_F(RunGate, BinaryWithoutJemallocIsMeasuredThroughLdPreload) {
   EXPECT_EQ(r.exit_code, 0) << r.stdout_text << r.stderr_text;
   Report measured = report("sample_suite_nojemalloc");
   EXPECT_EQ(measured.run.mode, Mode::counters);
-  const TestRecord* counted = find(measured, "Sample.Counted");
+  const TestRecord* counted = find_record(measured, "Sample.Counted");
   ASSERT_NE(counted, nullptr);
   EXPECT_EQ(counted->verdict, Verdict::new_test);
   EXPECT_EQ(counted->metrics.allocations, 7u);
@@ -344,7 +339,7 @@ TEST_F(RunGate, CompareJudgesSavedReportsAgainstTodaysBaselines) {
       << lower.stdout_text;
   auto judged = read_report(dir_ + "/judged/sample_suite.json");
   ASSERT_TRUE(judged);
-  EXPECT_EQ(find(*judged, "Sample.Counted")->verdict, Verdict::regressed);
+  EXPECT_EQ(find_record(*judged, "Sample.Counted")->verdict, Verdict::regressed);
 }
 
 TEST_F(RunGate, AcceptRefusesSampledEstimatesOverExactBaselinesUnlessForced) {
@@ -379,8 +374,8 @@ TEST_F(RunGate, ACrashIsIncompleteExitFiveNamesTheTestAndKeepsTheFinishedOnes) {
   EXPECT_NE(r.stderr_text.find("died of signal 6 (SIGABRT)"), std::string::npos) << r.stderr_text;
   Report crashed = report();
   EXPECT_FALSE(crashed.run.complete);
-  EXPECT_NE(find(crashed, "Sample.Clean"), nullptr);
-  const TestRecord* named = find(crashed, "Sample.CrashesOnRequest");
+  EXPECT_NE(find_record(crashed, "Sample.Clean"), nullptr);
+  const TestRecord* named = find_record(crashed, "Sample.CrashesOnRequest");
   ASSERT_NE(named, nullptr);
   EXPECT_EQ(named->interrupted, Interruption::crashed);
   EXPECT_FALSE(std::filesystem::exists(baselines_ + "/sample_suite.json")) << "an incomplete run records no baseline";
@@ -400,7 +395,7 @@ TEST_F(RunGate, CtestDirectoryRunsEachHeapgateBinaryOnce) {
   EXPECT_EQ(r.exit_code, 1) << r.stdout_text << r.stderr_text;
   EXPECT_TRUE(sys::exists(report_ + "/sample_suite.json"));
   EXPECT_FALSE(sys::exists(report_ + "/heap_workload.json"));
-  EXPECT_EQ(find(report(), "Sample.AssertionFails")->gtest_failed, true);
+  EXPECT_EQ(find_record(report(), "Sample.AssertionFails")->gtest_failed, true);
 }
 
 // Noise learned, not guessed: a baseline calibrated over runs gives the test
@@ -432,7 +427,7 @@ TEST_F(RunGate, CalibratedBaselineTakesTheNoisyTestsSpreadAndStillCatchesARealCh
   for (int i = 0; i < 4; ++i) {
     auto again = gate({}, {});
     EXPECT_EQ(again.exit_code, 0) << again.stdout_text << again.stderr_text;
-    const TestRecord* varies = find(report("noisy_suite"), "Noisy.Varies");
+    const TestRecord* varies = find_record(report("noisy_suite"), "Noisy.Varies");
     ASSERT_NE(varies, nullptr);
     EXPECT_EQ(varies->verdict, Verdict::pass) << varies->message;
     EXPECT_NE(varies->message.find("noisy: counts varied over the 3 runs recorded: allocations"), std::string::npos)
@@ -447,7 +442,7 @@ TEST_F(RunGate, CalibratedBaselineTakesTheNoisyTestsSpreadAndStillCatchesARealCh
   }
   auto planted = gate({}, {"NOISY_EXTRA=1"});
   EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text;
-  const TestRecord* fixed = find(report("noisy_suite"), "Steady.Fixed");
+  const TestRecord* fixed = find_record(report("noisy_suite"), "Steady.Fixed");
   ASSERT_NE(fixed, nullptr);
   EXPECT_EQ(fixed->verdict, Verdict::regressed) << fixed->message;
   EXPECT_NE(fixed->message.find("allocations 3 → 4"), std::string::npos) << fixed->message;
@@ -481,7 +476,7 @@ TEST_F(RunGate, ARegressionTheTestAloneDoesNotShowIsStateEarlierTestsLeft) {
 
   auto carried = gate({}, {"NOISY_CARRY=4"});
   EXPECT_EQ(carried.exit_code, 0) << carried.stdout_text << carried.stderr_text;
-  const TestRecord* passed = find(report("noisy_suite"), "Carry.After");
+  const TestRecord* passed = find_record(report("noisy_suite"), "Carry.After");
   ASSERT_NE(passed, nullptr);
   EXPECT_EQ(passed->verdict, Verdict::pass) << passed->message;
   EXPECT_EQ(passed->metrics.allocations, 1u);
@@ -492,7 +487,7 @@ TEST_F(RunGate, ARegressionTheTestAloneDoesNotShowIsStateEarlierTestsLeft) {
 
   auto planted = gate({}, {"NOISY_CARRY=4", "NOISY_AFTER_EXTRA=1"});
   EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text;
-  const TestRecord* regressed = find(report("noisy_suite"), "Carry.After");
+  const TestRecord* regressed = find_record(report("noisy_suite"), "Carry.After");
   ASSERT_NE(regressed, nullptr);
   EXPECT_EQ(regressed->verdict, Verdict::regressed) << regressed->message;
   EXPECT_NE(regressed->message.find("allocations 0 → 2"), std::string::npos) << regressed->message;
@@ -522,7 +517,7 @@ TEST_F(RunGate, CalibrationMeasuresAloneAllButTheTestsThatFollowTiming) {
     const std::string path = report_ + "/calibrate-" + std::to_string(run) + "/noisy_suite.json";
     auto read = read_report(path);
     ASSERT_TRUE(read) << read.error().message();
-    const TestRecord* fixed_then = find(*read, "Steady.Fixed");
+    const TestRecord* fixed_then = find_record(*read, "Steady.Fixed");
     ASSERT_NE(fixed_then, nullptr) << path;
     EXPECT_EQ(fixed_then->alone.has_value(), run == 3) << path;
   }

@@ -113,4 +113,11 @@ void expect_refused(const sys::ProcessResult& r, int code, std::string line) {
   }
 }
 
+const TestRecord* find_record(const Report& report, const std::string& name) {
+  for (const TestRecord& record : report.tests) {
+    if (record.name == name) return &record;
+  }
+  return nullptr;
+}
+
 }  // namespace heapgate::testing

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "heapgate/allocator.h"
+#include "heapgate/report.h"
 #include "heapgate/sys.h"
 
 namespace heapgate::testing {
@@ -39,6 +40,8 @@ sys::ProcessResult gate_suite(const std::string& cli, const std::string& suite, 
 /// "..."). BAD_INPUTS_CAPTURE=1 prints what the program said, to paste into a
 /// new row.
 void expect_refused(const sys::ProcessResult& r, int code, std::string line);
+/// The record of test `name` in `report`, or nullptr.
+const TestRecord* find_record(const Report& report, const std::string& name);
 /// Whether process `pid` has ended within `seconds`: gone, or a zombie (an
 /// orphan's waits for whoever reaps orphans here, which may be no one).
 bool process_ends_within(int pid, double seconds);
