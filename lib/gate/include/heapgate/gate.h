@@ -251,10 +251,12 @@ struct Comparison {
 /// A threaded test (the entry has `other_threads`) whose entry knows its own
 /// thread's band (`own_thread`) and whose run says what its other threads
 /// made (`current_other_threads`) is gated in allocations and
-/// allocated_bytes in two parts: its own thread's against that band (widened
-/// as a noise band when it varied), the tolerance and scheduling_allowance();
-/// its other threads' against theirs (`other_threads_band`), likewise, in
-/// growth only (work that lands outside the test is scheduling). Otherwise
+/// allocated_bytes in two parts: its own thread's against that band, exactly
+/// (within the tolerance) when it repeated, or widened as a noise band and by
+/// scheduling_allowance() when it varied; its other threads' against theirs
+/// (`other_threads_band`), widened when it varied and always allowed
+/// scheduling_allowance(), in growth only (work that lands outside the test
+/// is scheduling). Otherwise
 /// the totals are judged with scheduling_allowance() (docs/design.md §6a).
 Comparison compare_to_baseline(const Metrics& current, const BaselineEntry* baseline, const Tolerances& tolerances,
                                std::optional<Mode> current_mode = std::nullopt,
