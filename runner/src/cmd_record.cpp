@@ -373,7 +373,7 @@ int run_record(const RecordOptions& options) {
 
 }  // namespace
 
-void add_record_command(CLI::App& app, int& exit_code) {
+void add_record_command(CLI::App& app, int& exit_code, const std::vector<std::string>& program) {
   auto options = std::make_shared<RecordOptions>();
   CLI::App* record = app.add_subcommand(
       "record",
@@ -398,7 +398,10 @@ void add_record_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   record->add_option("command", options->command, "-- PROGRAM [ARGS...]");
-  record->callback([options, &exit_code] { exit_code = run_record(*options); });
+  record->callback([options, &exit_code, &program] {
+    options->command.insert(options->command.end(), program.begin(), program.end());
+    exit_code = run_record(*options);
+  });
 }
 
 }  // namespace heapgate::runner

@@ -215,7 +215,7 @@ int run_all(const RunOptions& options, std::vector<Report>* measured) {
   return ratchet_exit_code(gate_exit_code(reports, options.allow_unmeasured), changed);
 }
 
-void add_run_command(CLI::App& app, int& exit_code) {
+void add_run_command(CLI::App& app, int& exit_code, const std::vector<std::string>& program) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* run = app.add_subcommand(
       "run",
@@ -268,8 +268,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
       exit_codes_text({GateExit::ok, GateExit::failed, GateExit::usage, GateExit::unavailable,
                        GateExit::baseline_changed, GateExit::incomplete}) +
       "\nExample: heapgate run -j 4 --baselines baselines --report heapgate-report -- build/my_tests");
-  run->callback(
-      [options, &exit_code] { exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options); });
+  run->callback([options, &exit_code, &program] {
+    options->command.insert(options->command.end(), program.begin(), program.end());
+    exit_code = options->calibrate != 0 ? run_calibration(*options) : run_all(*options);
+  });
 }
 
 }  // namespace heapgate::runner

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The `heapgate` command line: parses (CLI11) and dispatches to a verb.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -25,6 +27,27 @@ std::string verb_name(const CLI::App& app) {
   return name.empty() ? std::string("(no verb)") : name;
 }
 
+// The program and its arguments after `--` on the command line of a verb
+// that starts one (run, record), taken out before CLI11 parses the rest:
+// CLI11 reads a value written as a list, `[a,b]` (a Catch2 tag), as one and
+// drops its brackets, and the program must get its arguments verbatim.
+struct SplitCommandLine {
+  std::vector<std::string> heapgate;  // argv[0] and heapgate's own arguments, for CLI11
+  std::vector<std::string> program;   // everything after the first `--`, or empty
+};
+
+SplitCommandLine split_command_line(int argc, const char* const* argv) {
+  SplitCommandLine line;
+  line.heapgate.assign(argv, argv + argc);
+  const bool starts_program = argc > 1 && (std::string(argv[1]) == "run" || std::string(argv[1]) == "record");
+  if (!starts_program) return line;
+  const auto dashes = std::find(line.heapgate.begin() + 2, line.heapgate.end(), "--");
+  if (dashes == line.heapgate.end()) return line;
+  line.program.assign(dashes + 1, line.heapgate.end());
+  line.heapgate.erase(dashes, line.heapgate.end());
+  return line;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,18 +63,21 @@ int main(int argc, char** argv) {
              "Docs: README.md and docs/design.md in the heapgate sources.");
 
   int exit_code = exit_status(GateExit::usage);
-  add_run_command(app, exit_code);
+  const SplitCommandLine line = split_command_line(argc, argv);
+  add_run_command(app, exit_code, line.program);
   add_compare_command(app, exit_code);
   add_accept_command(app, exit_code);
   add_report_command(app, exit_code);
   add_diff_command(app, exit_code);
   add_fetch_command(app, exit_code);
   add_bench_command(app, exit_code);
-  add_record_command(app, exit_code);
+  add_record_command(app, exit_code, line.program);
   add_history_command(app, exit_code);
 
   try {
-    app.parse(argc, argv);
+    std::vector<const char*> args;
+    for (const std::string& arg : line.heapgate) args.push_back(arg.c_str());
+    app.parse(static_cast<int>(args.size()), args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

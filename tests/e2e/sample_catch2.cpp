@@ -21,7 +21,7 @@ TEST_CASE("clean, with a comma", "[sample]") {
   CHECK(true);
 }
 
-TEST_CASE("counted", "[sample]") {
+TEST_CASE("counted", "[sample][steady]") {
   allocate_and_free(7, 128);
   planted_extra(extra_allocations());
 }
@@ -33,7 +33,7 @@ TEST_CASE("over budget", "[sample]") {
   allocate_and_free(8, 32);
 }
 
-TEST_CASE("threaded", "[sample]") {
+TEST_CASE("threaded", "[sample][steady]") {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) threads.emplace_back([] { allocate_and_free(25, 48); });
   for (auto& thread : threads) thread.join();
