@@ -24,14 +24,18 @@ heapgate_add_test(learned_spread_test JEMALLOC
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
 add_dependencies(learned_spread_test heapgate_cli threaded_suite)
 # What suites heapgate was never tuned on do: libc's kept memory, detached
-# threads, a test that varies from process to process (docs/design.md §6a).
+# threads, a test that varies from process to process (docs/design.md §6a),
 add_executable(untuned_suite e2e/untuned_suite.cpp)
 target_link_libraries(untuned_suite PRIVATE heapgate::gtest_main heapgate_warnings)
 target_compile_options(untuned_suite PRIVATE -g -fno-omit-frame-pointer)
 heapgate_add_test(untuned_test JEMALLOC
   SOURCES e2e/untuned_test.cpp LABELS e2e runner
   DEFINITIONS "HEAPGATE_CLI_PATH=\"$<TARGET_FILE:heapgate_cli>\"")
-add_dependencies(untuned_test heapgate_cli untuned_suite)
+# and a suite whose first test builds a static that later tests reuse.
+add_executable(lazy_static_suite e2e/lazy_static_suite.cpp)
+target_link_libraries(lazy_static_suite PRIVATE heapgate::gtest_main heapgate_warnings)
+target_compile_options(lazy_static_suite PRIVATE -g -fno-omit-frame-pointer)
+add_dependencies(untuned_test heapgate_cli untuned_suite lazy_static_suite)
 # What other threads allocate is gated: a handler planted with one more block
 # per request fails on a pool per test, a shared pool, a detached thread and
 # an executor (label threads; docs/design.md §6a).

@@ -78,6 +78,9 @@ class RerunExplainer : public Explainer {
 
   /// The profile of the current test's own exact-mode run, or "".
   void set_own_profile(std::string path) { own_profile_ = std::move(path); }
+  /// The test was the first of its process: remeasure() counts a fresh
+  /// process's first run of it, which pays the same one-time setup.
+  void set_first_in_process(bool first) { first_in_process_ = first; }
   /// The current test gates its call sites: explain() measures all of them
   /// from the test's own profile (a child measures them by itself).
   void set_gate_call_sites(bool gated) { gate_call_sites_ = gated; }
@@ -159,6 +162,7 @@ class RerunExplainer : public Explainer {
   std::string binary_path_;
   Symbolizer& symbolizer_;
   std::string own_profile_;
+  bool first_in_process_ = false;
   bool gate_call_sites_ = false;
   bool own_temp_dirs_ = false;
   std::vector<std::string> child_dirs_;  // removed by the destructor

@@ -109,6 +109,7 @@ void SuiteRun::guard() {
 
 void SuiteRun::test_started(const std::string& name) {
   guard_test_started(name);
+  if (first_test_.empty()) first_test_ = name;
   // Until the deferred checks read them (judge_deferred()).
   detail::follow_frees_between_windows(true);
 }
@@ -171,6 +172,7 @@ void SuiteRun::finish_judging(TestRecord record, Observation observation, bool j
   const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
   if (!own_profile.empty()) explainer.set_own_profile(own_profile);
   explainer.set_gate_call_sites(observation.gate_call_sites);
+  explainer.set_first_in_process(record.name == first_test_);
   const auto judging_started = std::chrono::steady_clock::now();
   const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                         ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions,

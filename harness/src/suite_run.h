@@ -102,6 +102,9 @@ class SuiteRun {
   // Time spent in gate_test() (re-runs that explain, growth checks, confirmations).
   std::chrono::steady_clock::duration judging_{};
   std::vector<DeferredLeakCheck> deferred_;
+  // The first test that started in this process: it paid what the process
+  // sets up once, as only a fresh process's first run of it does.
+  std::string first_test_;
   // A sharded run being recorded: the exact child that records call sites,
   // started before the first test and taken by end().
   std::unique_ptr<RerunExplainer> call_sites_explainer_;

@@ -163,5 +163,37 @@ TEST_F(Untuned, BlocksAWorkerFreesAfterTheTestReturnedAreNotLive) {
   EXPECT_NE(leaked.message.find("untuned_suite.cpp"), std::string::npos) << leaked.message;
 }
 
+// The suite's first test pays for a static later tests reuse, in the suite
+// and in its baseline; a fresh process's second run of it does not. A
+// planted allocation there is still caught: its confirmation is a fresh
+// process's first run, which pays the same.
+TEST_F(Untuned, APlantInTheFirstTestOfTheSuiteIsCaught) {
+  auto run = [&](const std::string& report, std::vector<std::string> env = {}) {
+    sys::ProcessOptions options;
+    options.unset_env = testing::suite_unset_env();
+    options.extra_env = std::move(env);
+    auto ran = sys::run_process({testing::helper_binary("lazy_static_suite"), "--heapgate_baselines=" + baselines_,
+                                 "--heapgate_report=" + report},
+                                options);
+    EXPECT_TRUE(ran) << (ran ? "" : ran.error().message());
+    return ran ? *ran : sys::ProcessResult{};
+  };
+  const sys::ProcessResult first = run(dir_ + "/report-1");
+  ASSERT_EQ(first.exit_code, 0) << first.stdout_text << first.stderr_text;
+  const sys::ProcessResult again = run(dir_ + "/report-2");
+  EXPECT_EQ(again.exit_code, 0) << again.stdout_text << again.stderr_text;
+
+  const sys::ProcessResult planted = run(dir_ + "/report-extra", {"LAZY_EXTRA=1"});
+  EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text << planted.stderr_text;
+  auto report = read_report(dir_ + "/report-extra/lazy_static_suite.json");
+  ASSERT_TRUE(report) << report.error().message();
+  const TestRecord* lazy = testing::find_record(*report, "Lazy.BuildsTheTableFirst");
+  ASSERT_NE(lazy, nullptr);
+  EXPECT_EQ(lazy->verdict, Verdict::regressed) << lazy->message;
+  EXPECT_NE(lazy->message.find("Lazy_BuildsTheTableFirst_Test::TestBody() (lazy_static_suite.cpp:35)"),
+            std::string::npos)
+      << lazy->message;
+}
+
 }  // namespace
 }  // namespace heapgate
