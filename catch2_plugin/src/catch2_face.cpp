@@ -11,6 +11,8 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -86,7 +88,22 @@ struct Catch2Run {
   harness::FrameworkVector reporter_sections{sizeof(Catch::SectionInfo)};
   // RunContext's stack of open SECTIONs (the test case's own is not on it).
   harness::FrameworkVector active_sections{sizeof(void*)};  // ITracker pointers
+  // Test cases of this Session::run() that passed Catch2's assertions and
+  // failed heapgate's gate.
+  std::uint64_t gate_failed_cases = 0;
 };
+
+// A test case that failed heapgate's gate counts as failed in Catch2's own
+// totals, with one failed assertion (the gate): listeners hear of a test
+// case's end and of the run's before the reporter does, and both stats are
+// temporaries RunContext builds for the call, so the reporter's line for it,
+// its JUnit attributes and the run's summary agree with the exit status.
+void count_gate_failures(Catch::Totals& totals, std::uint64_t test_cases) {
+  const std::size_t n = static_cast<std::size_t>(test_cases);
+  totals.testCases.passed -= std::min(totals.testCases.passed, n);
+  totals.testCases.failed += n;
+  totals.assertions.failed += n;
+}
 
 // Catch2's reporters that derive from StreamingReporterBase (its own
 // console, compact, xml, tap, teamcity and automake).
@@ -149,6 +166,7 @@ class Listener : public Catch::TestEventListenerBase {
     run.streaming_reporter = config != nullptr && streams(config->getReporterName());
     run.reporter_sections.reset();
     run.active_sections.reset();
+    run.gate_failed_cases = 0;
   }
 
   // The base class's own bookkeeping of test cases and sections copies
@@ -206,7 +224,17 @@ class Listener : public Catch::TestEventListenerBase {
     end.framework_live_bytes = held.bytes;
     run.reporter_sections.take_off(end);
     run.active_sections.take_off(end);
+    const int failures_before = run.face.failures();
     run.engine->test_end(*run.current, end);
+    if (run.face.failures() > failures_before && !end.failed) {
+      ++run.gate_failed_cases;
+      count_gate_failures(const_cast<Catch::Totals&>(stats.totals), 1);
+    }
+  }
+
+  void testRunEnded(Catch::TestRunStats const& stats) override {
+    TestEventListenerBase::testRunEnded(stats);
+    count_gate_failures(const_cast<Catch::Totals&>(stats.totals), gated_run().gate_failed_cases);
   }
 };
 

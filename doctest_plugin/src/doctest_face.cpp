@@ -134,6 +134,12 @@ struct DoctestRun {
   bool console_reporter = true;
   std::size_t subcases_entered = 0;
   harness::FrameworkVector console_subcases{sizeof(::doctest::SubcaseSignature)};
+  // Test cases of this Context::run() that passed doctest's assertions and
+  // failed heapgate's gate.
+  unsigned gate_failed_cases = 0;
+  // heapgate's warm-up test case is registered: doctest counts it among the
+  // test cases its filters skipped.
+  bool warm_up_registered = false;
 };
 
 DoctestRun& gated_run() {
@@ -145,8 +151,24 @@ struct Listener : ::doctest::IReporter {
   explicit Listener(const ::doctest::ContextOptions&) {}
 
   void report_query(const ::doctest::QueryData&) override {}
-  void test_run_start() override { gated_run().console_subcases.reset(); }
-  void test_run_end(const ::doctest::TestRunStats&) override {}
+  void test_run_start() override {
+    gated_run().console_subcases.reset();
+    gated_run().gate_failed_cases = 0;
+  }
+
+  // Listeners hear of the run's end before the reporters, from the stats
+  // doctest keeps for the run (a non-const object): a test case that failed
+  // the gate counts as failed, with one failed assertion (the gate), so the
+  // summary, its status and doctest's exit code agree with heapgate's; the
+  // warm-up is not one of the suite's test cases.
+  void test_run_end(const ::doctest::TestRunStats& stats) override {
+    auto& totals = const_cast<::doctest::TestRunStats&>(stats);
+    DoctestRun& run = gated_run();
+    totals.numTestCasesFailed += run.gate_failed_cases;
+    totals.numAsserts += static_cast<int>(run.gate_failed_cases);
+    totals.numAssertsFailed += static_cast<int>(run.gate_failed_cases);
+    if (run.warm_up_registered && totals.numTestCases > 0) --totals.numTestCases;
+  }
 
   void test_case_start(const ::doctest::TestCaseData& data) override {
     DoctestRun& run = gated_run();
@@ -183,8 +205,16 @@ struct Listener : ::doctest::IReporter {
     harness::TestEnd end;
     end.failed = !stats.testCaseSuccess;
     if (run.console_reporter) run.console_subcases.take_off(end);
+    const int failures_before = run.face.failures();
     run.engine->test_end(*run.current, end);
     run.face.ended();
+    if (run.face.failures() > failures_before && !end.failed) {
+      // The reporters hear of this test case after the listeners.
+      auto& current = const_cast<::doctest::CurrentTestCaseStats&>(stats);
+      current.testCaseSuccess = false;
+      current.failure_flags |= ::doctest::TestCaseFailureReason::AssertFailure;
+      ++run.gate_failed_cases;
+    }
   }
 
   void test_case_exception(const ::doctest::TestCaseException&) override {}
@@ -260,6 +290,7 @@ int run(int argc, char** argv) {
   }();
   (void)registered;
   DoctestRun& gated = gated_run();
+  gated.warm_up_registered = true;
   std::vector<std::string> selecting;
   for (int i = 1; i < argc; ++i) {
     if (selects_tests(argv[i])) selecting.emplace_back(argv[i]);
