@@ -61,13 +61,25 @@ class Catch2Face final : public harness::Face {
 
   bool is_framework_stack(const StackSample& stack) const override { return harness::is_framework_only_stack(stack); }
 
-  void set_tests_or_tags(std::vector<std::string> specs) { tests_or_tags_ = std::move(specs); }
+  std::optional<harness::Shard> shard() const override { return harness::shard_from_environment(); }
+  std::vector<std::string> shard_env() const override { return harness::shard_environment_names(); }
+
+  /// The run's selection, for the children; once kept (a shard's process
+  /// runs its share by another), that one stays.
+  void set_tests_or_tags(std::vector<std::string> specs) {
+    if (!selection_kept_) tests_or_tags_ = std::move(specs);
+  }
+  void keep_tests_or_tags(std::vector<std::string> specs) {
+    tests_or_tags_ = std::move(specs);
+    selection_kept_ = true;
+  }
   void set_current(const std::string& name) { failures_.set_current(name); }
   void clear_current() noexcept { failures_.clear_current(); }
   int failures() const noexcept { return failures_.count(); }
 
  private:
   std::vector<std::string> tests_or_tags_;
+  bool selection_kept_ = false;
   harness::PrintedFailures failures_;
 };
 
@@ -262,6 +274,20 @@ void iteration_end(int iteration) {
   Catch2Run& run = gated_run();
   run.face.clear_current();
   if (run.engine) run.engine->iteration_end(iteration);
+}
+
+bool shard(int* index, int* total) {
+  const std::optional<harness::Shard> shard = harness::shard_from_environment();
+  if (!shard) return false;
+  *index = shard->index;
+  *total = shard->total;
+  return true;
+}
+
+std::string test_spec_of(const std::string& name) { return quoted_test_spec(name); }
+
+void keep_selection(const std::vector<std::string>& tests_or_tags) {
+  gated_run().face.keep_tests_or_tags(tests_or_tags);
 }
 
 int finish(int catch_status) {

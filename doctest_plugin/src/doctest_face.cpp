@@ -102,6 +102,9 @@ class DoctestFace final : public harness::Face {
 
   bool runs_whole_suite() const override { return selecting_arguments_.empty(); }
 
+  std::optional<harness::Shard> shard() const override { return harness::shard_from_environment(); }
+  std::vector<std::string> shard_env() const override { return harness::shard_environment_names(); }
+
   bool is_framework_stack(const StackSample& stack) const override { return harness::is_framework_only_stack(stack); }
 
   void set_selecting_arguments(std::vector<std::string> arguments) { selecting_arguments_ = std::move(arguments); }
@@ -140,6 +143,11 @@ struct DoctestRun {
   // heapgate's warm-up test case is registered: doctest counts it among the
   // test cases its filters skipped.
   bool warm_up_registered = false;
+  // How many test cases the filters pass, from doctest's answer to --count.
+  unsigned counted_test_cases = 0;
+  // Test cases this Context::run() started: a shard runs a range of those
+  // its filters pass, and doctest counts all of them as passed.
+  unsigned test_cases_started = 0;
 };
 
 DoctestRun& gated_run() {
@@ -150,10 +158,13 @@ DoctestRun& gated_run() {
 struct Listener : ::doctest::IReporter {
   explicit Listener(const ::doctest::ContextOptions&) {}
 
-  void report_query(const ::doctest::QueryData&) override {}
+  void report_query(const ::doctest::QueryData& query) override {
+    if (query.run_stats != nullptr) gated_run().counted_test_cases = query.run_stats->numTestCasesPassingFilters;
+  }
   void test_run_start() override {
     gated_run().console_subcases.reset();
     gated_run().gate_failed_cases = 0;
+    gated_run().test_cases_started = 0;
   }
 
   // Listeners hear of the run's end before the reporters, from the stats
@@ -168,10 +179,13 @@ struct Listener : ::doctest::IReporter {
     totals.numAsserts += static_cast<int>(run.gate_failed_cases);
     totals.numAssertsFailed += static_cast<int>(run.gate_failed_cases);
     if (run.warm_up_registered && totals.numTestCases > 0) --totals.numTestCases;
+    // A shard's summary: the test cases it ran, the others' among the skipped.
+    if (harness::shard_from_environment()) totals.numTestCasesPassingFilters = run.test_cases_started;
   }
 
   void test_case_start(const ::doctest::TestCaseData& data) override {
     DoctestRun& run = gated_run();
+    ++run.test_cases_started;
     if (!run.engine) return;
     // Kept while the same test case repeats: a growth child's one window
     // spans the runs, and a new name each time would be blocks live in it.
@@ -275,6 +289,34 @@ void run_warm_up(::doctest::Context& context, int argc, char** argv) {
   context.applyCommandLine(argc, argv);
 }
 
+// doctest runs a range of the test cases its filters pass (--first/--last,
+// from 1, in its run order): a shard of `heapgate run -j N` runs its
+// contiguous share of them, counted first by a quiet --count in a context of
+// its own (--count is a flag a context cannot unset).
+void select_shard(::doctest::Context& context, int argc, char** argv) {
+  const std::optional<harness::Shard> shard = harness::shard_from_environment();
+  if (!shard || shard->total <= 1) return;
+  {
+    ::doctest::Context counter(argc, argv);
+    counter.setOption("test-case-exclude", kWarmUpName);
+    const char* count[] = {"heapgate", "--count"};
+    counter.applyCommandLine(2, count);
+    counter.setOption("quiet", true);
+    (void)counter.run();
+  }
+  const unsigned n = gated_run().counted_test_cases;
+  const auto index = static_cast<unsigned>(shard->index);
+  const auto total = static_cast<unsigned>(shard->total);
+  const unsigned first = n * index / total + 1;
+  const unsigned last = n * (index + 1) / total;
+  if (first > last) {
+    context.setOption("first", static_cast<int>(n + 1));  // past the last: none of them
+    return;
+  }
+  context.setOption("first", static_cast<int>(first));
+  context.setOption("last", static_cast<int>(last));
+}
+
 int run(int argc, char** argv) {
   const harness::Options options = harness::init(&argc, argv);
   // Registered here rather than by REGISTER_LISTENER and TEST_CASE in this
@@ -308,6 +350,7 @@ int run(int argc, char** argv) {
   if (runs_tests && options.mode != Mode::off) run_warm_up(context, argc, argv);
   // Never one of the suite's tests: not run, listed nor counted.
   context.setOption("test-case-exclude", kWarmUpName);
+  if (runs_tests) select_shard(context, argc, argv);
   gated.engine.emplace(options, gated.face);
   gated.engine->program_start();
   int status = 0;

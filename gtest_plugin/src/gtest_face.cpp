@@ -74,12 +74,7 @@ std::vector<std::string> GoogleTestFace::child_arguments(const harness::TestSele
   return arguments;
 }
 
-std::optional<harness::Shard> GoogleTestFace::shard() const {
-  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
-  const char* index = std::getenv("GTEST_SHARD_INDEX");
-  if (total == nullptr || index == nullptr) return std::nullopt;
-  return harness::Shard{std::atoi(index), std::atoi(total)};
-}
+std::optional<harness::Shard> GoogleTestFace::shard() const { return harness::shard_from_environment(); }
 
 bool GoogleTestFace::runs_whole_suite() const { return std::string(HEAPGATE_GTEST_FLAG(filter)) == "*"; }
 

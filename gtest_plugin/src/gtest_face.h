@@ -35,7 +35,7 @@ class GoogleTestFace final : public harness::Face {
   std::vector<std::string> child_unset_env() const override { return {"GTEST_OUTPUT"}; }
   /// GTEST_SHARD_INDEX of GTEST_TOTAL_SHARDS.
   std::optional<harness::Shard> shard() const override;
-  std::vector<std::string> shard_env() const override { return {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX"}; }
+  std::vector<std::string> shard_env() const override { return harness::shard_environment_names(); }
   bool runs_whole_suite() const override;
   /// A death test's child (--gtest_internal_run_death_test).
   bool is_framework_child() const override;

@@ -79,14 +79,8 @@ ShardPlan plan_shards(const RunOptions& options, const Job& job) {
   ShardPlan plan;
   plan.shards_dir = options.report + "/shards";
   plan.profiles_dir = options.report + "/profiles/" + job.name;
+  // Catch2's and doctest's faces read GoogleTest's sharding variables too.
   plan.count = std::max(1, std::min<int>(options.jobs, static_cast<int>(std::max<std::size_t>(job.total_tests, 1))));
-  // Catch2 and doctest cannot run a share of their tests by GoogleTest's
-  // sharding variables: one process, said once.
-  if (job.framework != TestFramework::googletest && plan.count > 1) {
-    std::fprintf(stderr, "heapgate: %s: a %s binary runs in one process (sharding covers GoogleTest binaries only)\n",
-                 job.name.c_str(), job.framework == TestFramework::catch2 ? "Catch2" : "doctest");
-    plan.count = 1;
-  }
   return plan;
 }
 

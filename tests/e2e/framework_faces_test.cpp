@@ -201,9 +201,10 @@ TEST(DoctestFace, ATestCaseInATestSuiteIsNamedSuiteDotNameAndRunsAloneByBoth) {
 #endif
 
 #ifdef HEAPGATE_CLI_PATH
-// `heapgate run` lists the binary's tests its framework's way, runs it in one
-// process (-j 2 says so) and gates it as a GoogleTest binary. The test's
-// arguments after `--` reach it verbatim: Catch2's selects by a tag, `[steady]`.
+// `heapgate run` lists the binary's tests its framework's way, shards it as it
+// shards a GoogleTest binary (-j 2: one of the two tests in each process)
+// and gates it the same way. The test's arguments after `--` reach it
+// verbatim: Catch2's selects by a tag, `[steady]`.
 TEST_P(FrameworkFaces, HeapgateRunRecordsThenCatchesARegression) {
   const Framework& fw = GetParam();
   const std::string selection = fw.catch2 ? "[steady]" : selection_of(fw, {"counted", "threaded"});
@@ -221,9 +222,17 @@ TEST_P(FrameworkFaces, HeapgateRunRecordsThenCatchesARegression) {
   };
   const sys::ProcessResult recorded = heapgate_run("r1", {});
   EXPECT_EQ(recorded.exit_code, 0) << recorded.stdout_text << recorded.stderr_text;
-  EXPECT_TRUE(contains(recorded.stderr_text, "runs in one process")) << recorded.stderr_text;
   EXPECT_TRUE(contains(recorded.stderr_text, "created") && contains(recorded.stderr_text, "(2 tests)"))
       << recorded.stderr_text;
+  std::vector<std::string> shard_tests;
+  for (int shard = 0; shard < 2; ++shard) {
+    const std::string path = dir_ + "/r1/shards/" + fw.binary + ".shard-" + std::to_string(shard) + "-of-2.json";
+    auto report = read_report(path);
+    ASSERT_TRUE(report) << report.error().message();
+    ASSERT_EQ(report->tests.size(), 1u) << path;
+    shard_tests.push_back(report->tests.front().name);
+  }
+  EXPECT_NE(shard_tests[0], shard_tests[1]);
 
   const sys::ProcessResult regressed = heapgate_run("r2", {"SAMPLE_EXTRA=3"});
   EXPECT_EQ(regressed.exit_code, 1) << regressed.stdout_text << regressed.stderr_text;

@@ -20,6 +20,10 @@
     "heapgate/catch2.h: CATCH_CONFIG_MAIN gives Catch2's own main(), which runs every test unmeasured; fix: link heapgate::catch2_main and drop CATCH_CONFIG_MAIN, or define CATCH_CONFIG_RUNNER and return heapgate::catch2::run(argc, argv) from your main()"
 #endif
 
+#include <cstddef>
+#include <string>
+#include <vector>
+
 #include "heapgate/harness.h"
 
 namespace heapgate::catch2 {
@@ -36,9 +40,37 @@ void iteration_end(int iteration);
 /// Ends the gated run: `catch_status` is the session's exit status; the
 /// result fails when heapgate failed a test, though every assertion passed.
 int finish(int catch_status);
+/// The shard this process runs (`heapgate run -j N`: GoogleTest's sharding
+/// variables); false when the run is not sharded.
+bool shard(int* index, int* total);
+/// The test spec that selects the test case `name` and no other.
+std::string test_spec_of(const std::string& name);
+/// The command line's own selection, which the children that re-run this
+/// shard are given (they select the shard again, as this process did).
+void keep_selection(const std::vector<std::string>& tests_or_tags);
 }  // namespace detail
 
 #if defined(CATCH_CONFIG_RUNNER)
+/// Catch2 v2 cannot shard: a shard runs every `total`-th test case of those
+/// the command line selects, from its `index`, in Catch2's run order, as
+/// GoogleTest shards.
+inline void select_shard(Catch::Session& session) {
+  int index = 0;
+  int total = 1;
+  if (!detail::shard(&index, &total) || total <= 1) return;
+  Catch::Config& config = session.config();
+  const std::vector<Catch::TestCase> selected =
+      Catch::filterTests(Catch::getAllTestCasesSorted(config), config.testSpec(), config);
+  std::string spec;
+  for (std::size_t i = static_cast<std::size_t>(index); i < selected.size(); i += static_cast<std::size_t>(total)) {
+    spec += (spec.empty() ? "" : ",") + detail::test_spec_of(selected[i].name);
+  }
+  detail::keep_selection(session.configData().testsOrTags);
+  Catch::ConfigData data = session.configData();
+  data.testsOrTags = {spec.empty() ? std::string("\"heapgate: this shard has no test case\"") : spec};
+  session.useConfigData(data);
+}
+
 /// Runs the Catch2 session with heapgate gating every test case: what
 /// `Catch::Session().run(argc, argv)` does in an own main(), plus the
 /// `--heapgate_*` flags (heapgate/harness.h). One measurement window per
@@ -49,6 +81,7 @@ inline int run(int argc, char** argv) {
   const int runs = detail::start(&argc, argv);
   Catch::Session session;
   if (const int bad = session.applyCommandLine(argc, argv); bad != 0) return bad;
+  select_shard(session);
   int status = 0;
   for (int i = 0; i < runs; ++i) {
     detail::iteration_start(i);

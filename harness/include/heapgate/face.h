@@ -71,6 +71,15 @@ struct Shard {
   int total = 1;
 };
 
+/// The shard `heapgate run -j N` (or CTest, or any runner that speaks
+/// GoogleTest's sharding protocol) gave this process: GTEST_SHARD_INDEX of
+/// GTEST_TOTAL_SHARDS, when both are set and make sense. Every face reads
+/// the same variables, so one runner shards suites of any framework.
+std::optional<Shard> shard_from_environment();
+
+/// The variables shard_from_environment() reads.
+inline std::vector<std::string> shard_environment_names() { return {"GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX"}; }
+
 /// The failures of a framework that cannot fail a test after it ended
 /// (Catch2, doctest): Face::add_failure() prints each where a compiler puts
 /// one ("file:line: FAILED (heapgate) <test>:"), and the run's exit status
