@@ -78,5 +78,5 @@ cmake --build "$build" -j "$(nproc)" --target heapgate_examples
 if [ "${1:-}" != "--no-example" ]; then
   "$here/examples/run_example.sh" "$build"
   echo "scripts/setup.sh: built the examples; the tests: cmake --build build -j2 &&" \
-    "ctest --test-dir build --output-on-failure -j2"
+    "ctest --test-dir build --output-on-failure -j2 -LE long"
 fi

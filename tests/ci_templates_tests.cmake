@@ -38,7 +38,7 @@ add_test(NAME consumer-ci-templates
 # machine. With a warm compiler cache it takes ~3 min (about 1 min of CPU);
 # with a cold one the consumer's RelWithDebInfo build of heapgate adds ~8 min
 # of CPU, which on a loaded 2-core machine is more than 15 min of wall time.
-set_tests_properties(consumer-ci-templates PROPERTIES LABELS consumer RUN_SERIAL ON TIMEOUT 2400)
+set_tests_properties(consumer-ci-templates PROPERTIES LABELS "consumer;long" RUN_SERIAL ON TIMEOUT 2400)
 unset(_heapgate_ci_script)
 unset(_heapgate_ci_yaml)
 unset(_heapgate_ci_no_yaml)

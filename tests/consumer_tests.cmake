@@ -23,7 +23,7 @@ set(HEAPGATE_CONSUMER_PREFIX ${HEAPGATE_CONSUMER_BINARY_DIR}/prefix)
 # Every run starts from empty build directories (hence --build-noclean): a
 # consumer's stale cache (e.g. an option cached OFF) must not hide a changed default.
 add_test(NAME consumer-clean COMMAND ${CMAKE_COMMAND} -E rm -rf ${HEAPGATE_CONSUMER_BINARY_DIR})
-set_tests_properties(consumer-clean PROPERTIES FIXTURES_SETUP heapgate_consumer_clean LABELS consumer)
+set_tests_properties(consumer-clean PROPERTIES FIXTURES_SETUP heapgate_consumer_clean LABELS "consumer;long")
 
 # `ctest --build-and-test` runs make without -j and clears MAKEFLAGS, so a
 # consumer that compiles heapgate_core itself uses Ninja, parallel by default,
@@ -88,7 +88,7 @@ function(heapgate_add_consumer_test name project)
     --test-command ${CMAKE_CTEST_COMMAND} --test-dir ${binary_dir} ${test_config_args}
       --output-on-failure --no-tests=error)
   set_tests_properties(${name} PROPERTIES
-    LABELS consumer
+    LABELS "consumer;long"
     FIXTURES_REQUIRED "heapgate_consumer_clean;${C_FIXTURES}"
     TIMEOUT 300)
   if(C_EMBEDS_HEAPGATE)
@@ -117,7 +117,7 @@ if(HEAPGATE_INSTALL)
     -DEXPECT_GTEST=${HEAPGATE_CONSUMER_GTEST}
     -P ${HEAPGATE_CONSUMER_SOURCE_DIR}/install_prefix.cmake)
   set_tests_properties(consumer-install PROPERTIES
-    LABELS consumer
+    LABELS "consumer;long"
     FIXTURES_SETUP heapgate_installed
     FIXTURES_REQUIRED heapgate_consumer_clean)
   heapgate_add_consumer_test(consumer-find-package find_package
@@ -129,7 +129,7 @@ if(HEAPGATE_INSTALL)
     -DBUILD_DIR=${PROJECT_BINARY_DIR} -DOUT=${HEAPGATE_CONSUMER_BINARY_DIR}/deb
     -P ${HEAPGATE_CONSUMER_SOURCE_DIR}/package_deb.cmake)
   set_tests_properties(consumer-deb-package PROPERTIES
-    LABELS consumer
+    LABELS "consumer;long"
     FIXTURES_SETUP heapgate_deb
     FIXTURES_REQUIRED heapgate_consumer_clean
     TIMEOUT 300)

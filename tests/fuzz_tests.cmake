@@ -72,14 +72,14 @@ add_test(NAME fuzz.build
   COMMAND ${CMAKE_COMMAND} -E env ${_fuzz_env} HEAPGATE_BUILD_JOBS=2
           ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh --build)
 # RUN_SERIAL: the build takes both cores of a CI runner.
-set_tests_properties(fuzz.build PROPERTIES LABELS fuzz FIXTURES_SETUP heapgate_fuzz_build RUN_SERIAL ON
+set_tests_properties(fuzz.build PROPERTIES LABELS "fuzz;long" FIXTURES_SETUP heapgate_fuzz_build RUN_SERIAL ON
   TIMEOUT 900)
 foreach(_t IN LISTS HEAPGATE_FUZZ_TARGETS)
   # From the seeds each time (HEAPGATE_FUZZ_FRESH), so a run is what CI ran.
   add_test(NAME fuzz.${_t}
     COMMAND ${CMAKE_COMMAND} -E env ${_fuzz_env} HEAPGATE_FUZZ_NO_BUILD=1 HEAPGATE_FUZZ_FRESH=1
             ${PROJECT_SOURCE_DIR}/scripts/fuzz.sh ${HEAPGATE_FUZZ_SECONDS} ${_t})
-  set_tests_properties(fuzz.${_t} PROPERTIES LABELS fuzz FIXTURES_REQUIRED heapgate_fuzz_build
+  set_tests_properties(fuzz.${_t} PROPERTIES LABELS "fuzz;long" FIXTURES_REQUIRED heapgate_fuzz_build
     TIMEOUT 300 FAIL_REGULAR_EXPRESSION "ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:")
 endforeach()
 unset(_fuzz_build)
