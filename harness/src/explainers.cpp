@@ -250,8 +250,12 @@ Result<Measurement> RerunExplainer::remeasure(const std::string& test) {
   // what a process sets up once (name service modules, locale, a library's
   // tables), which the test did not pay in the suite, where earlier tests had.
   // A change in the test's code shows in both runs. The first test of the
-  // suite paid it there: its fresh first run is the one to compare (the
-  // second measured less, and cleared a planted +1 there as noise).
+  // process paid that setup in the suite, and in its baseline too when it
+  // ran first there (not when the baseline came from a run of more tests):
+  // its warm run speaks for it when it measures within the baseline, and
+  // when it measures less, the cold run does, which paid the same (the warm
+  // run alone cleared a planted +1 in a suite's first test as noise; the
+  // cold run alone failed a test run first by a filter, recorded warm).
   auto report = run_children_report(TestSelection{{test}, false}, Mode::counters, 2, "--heapgate_internal_samples=2");
   if (!report) return fail(report.error());
   const TestRecord* first = nullptr;
@@ -262,7 +266,14 @@ Result<Measurement> RerunExplainer::remeasure(const std::string& test) {
   }
   // A test that cannot run twice in one process (it fails the second time)
   // is measured by its first run.
-  const TestRecord* measured = second != nullptr && !second->gtest_failed && !first_in_process_ ? second : first;
+  const TestRecord* measured = second != nullptr && !second->gtest_failed ? second : first;
+  if (first_in_process_ && measured == second && first != nullptr && !first->gtest_failed &&
+      first_test_baseline_ != nullptr) {
+    const Comparison warm =
+        compare_to_baseline(second->metrics, first_test_baseline_, Tolerances::for_mode(Mode::counters), Mode::counters,
+                            std::nullopt, {}, &second->other_threads);
+    if (warm.verdict == Verdict::improved) measured = first;
+  }
   if (measured == nullptr) {
     return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "the re-run measured nothing", ""));
   }

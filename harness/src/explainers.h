@@ -78,9 +78,12 @@ class RerunExplainer : public Explainer {
 
   /// The profile of the current test's own exact-mode run, or "".
   void set_own_profile(std::string path) { own_profile_ = std::move(path); }
-  /// The test was the first of its process: remeasure() counts a fresh
-  /// process's first run of it, which pays the same one-time setup.
-  void set_first_in_process(bool first) { first_in_process_ = first; }
+  /// The test was the first of its process, judged against `baseline`
+  /// (none: no baseline): see remeasure().
+  void set_first_in_process(bool first, const BaselineEntry* baseline) {
+    first_in_process_ = first;
+    first_test_baseline_ = baseline;
+  }
   /// The current test gates its call sites: explain() measures all of them
   /// from the test's own profile (a child measures them by itself).
   void set_gate_call_sites(bool gated) { gate_call_sites_ = gated; }
@@ -163,6 +166,7 @@ class RerunExplainer : public Explainer {
   Symbolizer& symbolizer_;
   std::string own_profile_;
   bool first_in_process_ = false;
+  const BaselineEntry* first_test_baseline_ = nullptr;
   bool gate_call_sites_ = false;
   bool own_temp_dirs_ = false;
   std::vector<std::string> child_dirs_;  // removed by the destructor

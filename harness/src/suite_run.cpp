@@ -172,7 +172,7 @@ void SuiteRun::finish_judging(TestRecord record, Observation observation, bool j
   const std::string own_profile = record.profiles.empty() ? std::string() : record.profiles.front();
   if (!own_profile.empty()) explainer.set_own_profile(own_profile);
   explainer.set_gate_call_sites(observation.gate_call_sites);
-  explainer.set_first_in_process(record.name == first_test_);
+  explainer.set_first_in_process(record.name == first_test_, base);
   const auto judging_started = std::chrono::steady_clock::now();
   const std::string failure = gate_test(record, std::move(observation), base, policy, explainer, suppressions_,
                                         ExplainOptions{options.top_stacks, options.explain, options.leak_repetitions,
