@@ -117,6 +117,7 @@ void take_framework_blocks(TestRecord& record, const TestEnd& end) noexcept {
   record.metrics.allocated_bytes = minus(record.metrics.allocated_bytes, end.framework_bytes);
   record.metrics.live_allocations = minus(record.metrics.live_allocations, end.framework_live_allocations);
   record.metrics.live_bytes = minus(record.metrics.live_bytes, end.framework_live_bytes);
+  record.metrics.peak_bytes = minus(record.metrics.peak_bytes, end.framework_peak_bytes);
 }
 
 }  // namespace heapgate::harness

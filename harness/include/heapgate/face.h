@@ -63,6 +63,10 @@ struct TestEnd {
   /// after the listeners return): taken off what the test left live.
   std::uint64_t framework_live_allocations = 0;
   std::uint64_t framework_live_bytes = 0;
+  /// Of those, the bytes live from early in the window to its end (a stack
+  /// the framework grew as the test's first section opened), and so in its
+  /// peak: taken off the peak.
+  std::uint64_t framework_peak_bytes = 0;
 };
 
 /// A shard of a sharded run: tests `index` of `total`.
@@ -195,6 +199,7 @@ class FrameworkVector {
     if (!in_window_) return;
     end.framework_live_allocations += 1;
     end.framework_live_bytes += capacity_ * element_;
+    end.framework_peak_bytes += capacity_ * element_;
   }
 
  private:
