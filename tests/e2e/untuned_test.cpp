@@ -36,8 +36,8 @@ class Untuned : public ::testing::Test {
     return testing::gate_suite(HEAPGATE_CLI_PATH, "untuned_suite", baselines_, report, std::move(env));
   }
 
-  TestRecord record(const std::string& report, const std::string& test) {
-    auto r = read_report(report + "/untuned_suite.json");
+  TestRecord record(const std::string& report, const std::string& test, const std::string& binary = "untuned_suite") {
+    auto r = read_report(report + "/" + binary + ".json");
     EXPECT_TRUE(r) << (r ? "" : r.error().message());
     if (r) {
       for (const TestRecord& t : r->tests) {
@@ -188,23 +188,17 @@ TEST_F(Untuned, APlantInTheFirstTestOfTheSuiteIsCaught) {
 
   const sys::ProcessResult planted = run(dir_ + "/report-extra", {"LAZY_EXTRA=1"});
   EXPECT_EQ(planted.exit_code, 1) << planted.stdout_text << planted.stderr_text;
-  auto report = read_report(dir_ + "/report-extra/lazy_static_suite.json");
-  ASSERT_TRUE(report) << report.error().message();
-  const TestRecord* lazy = testing::find_record(*report, "Lazy.BuildsTheTableFirst");
-  ASSERT_NE(lazy, nullptr);
-  EXPECT_EQ(lazy->verdict, Verdict::regressed) << lazy->message;
-  EXPECT_NE(lazy->message.find("Lazy_BuildsTheTableFirst_Test::TestBody() (lazy_static_suite.cpp:35)"),
+  const TestRecord lazy = record(dir_ + "/report-extra", "Lazy.BuildsTheTableFirst", "lazy_static_suite");
+  EXPECT_EQ(lazy.verdict, Verdict::regressed) << lazy.message;
+  EXPECT_NE(lazy.message.find("Lazy_BuildsTheTableFirst_Test::TestBody() (lazy_static_suite.cpp:35)"),
             std::string::npos)
-      << lazy->message;
+      << lazy.message;
 
   const sys::ProcessResult filtered = run(dir_ + "/report-filtered", {}, "--gtest_filter=Lazy.UsesTheTable");
   EXPECT_EQ(filtered.exit_code, 0) << filtered.stdout_text << filtered.stderr_text;
-  auto alone = read_report(dir_ + "/report-filtered/lazy_static_suite.json");
-  ASSERT_TRUE(alone) << alone.error().message();
-  const TestRecord* uses = testing::find_record(*alone, "Lazy.UsesTheTable");
-  ASSERT_NE(uses, nullptr);
-  EXPECT_EQ(uses->verdict, Verdict::pass) << uses->message;
-  EXPECT_NE(uses->message.find("not reproducible"), std::string::npos) << uses->message;
+  const TestRecord uses = record(dir_ + "/report-filtered", "Lazy.UsesTheTable", "lazy_static_suite");
+  EXPECT_EQ(uses.verdict, Verdict::pass) << uses.message;
+  EXPECT_NE(uses.message.find("not reproducible"), std::string::npos) << uses.message;
 }
 
 }  // namespace
