@@ -98,9 +98,11 @@ Result<Explanation> RerunExplainer::explain(const std::string& test) {
   // the first pays for what a process sets up once, which the suite run (and
   // the baseline's call sites, recorded in one child running the whole
   // suite) had paid before; counted, it would show as call sites that changed.
-  // The suite's first test paid it there too: its first run is recorded.
-  auto child = first_in_process_ ? run_child(test, Mode::exact, 1, "--heapgate_internal_child=1")
-                                 : run_child(test, Mode::exact, 2, "--heapgate_internal_child=2");
+  // The process's first test paid it there too: its first run is recorded,
+  // unless its confirmations counted the warm one (remeasure()).
+  const bool cold = first_in_process_ && cold_run_counts_.value_or(true);
+  auto child = cold ? run_child(test, Mode::exact, 1, "--heapgate_internal_child=1")
+                    : run_child(test, Mode::exact, 2, "--heapgate_internal_child=2");
   if (!child) return fail(child.error());
   e.metrics = child->metrics;
   e.call_sites = std::move(child->call_sites);
@@ -273,6 +275,7 @@ Result<Measurement> RerunExplainer::remeasure(const std::string& test) {
         compare_to_baseline(second->metrics, first_test_baseline_, Tolerances::for_mode(Mode::counters), Mode::counters,
                             std::nullopt, {}, &second->other_threads);
     if (warm.verdict == Verdict::improved) measured = first;
+    cold_run_counts_ = measured == first;
   }
   if (measured == nullptr) {
     return fail(make_error(ErrorCode::unavailable, "re-run of " + test, "the re-run measured nothing", ""));

@@ -83,6 +83,7 @@ class RerunExplainer : public Explainer {
   void set_first_in_process(bool first, const BaselineEntry* baseline) {
     first_in_process_ = first;
     first_test_baseline_ = baseline;
+    cold_run_counts_.reset();
   }
   /// The current test gates its call sites: explain() measures all of them
   /// from the test's own profile (a child measures them by itself).
@@ -167,6 +168,9 @@ class RerunExplainer : public Explainer {
   std::string own_profile_;
   bool first_in_process_ = false;
   const BaselineEntry* first_test_baseline_ = nullptr;
+  // For a first test: which fresh run remeasure() counted (the cold one or
+  // the warm), so explain() records the same; unset before it decided.
+  std::optional<bool> cold_run_counts_;
   bool gate_call_sites_ = false;
   bool own_temp_dirs_ = false;
   std::vector<std::string> child_dirs_;  // removed by the destructor
